@@ -1,0 +1,53 @@
+import { EngineError } from './engine.js';
+
+/**
+ * Turns whatever an SDK call threw into one {@link EngineError} with a stable code, so the loop
+ * can report provider failures as values without knowing the SDKs. Both official SDKs share the
+ * same error shapes (Stainless), so duck typing covers them without importing either here.
+ */
+export function toEngineError(provider: string, error: unknown, maxRetries: number): EngineError {
+  if (error instanceof EngineError) return error;
+  const err = error as { name?: string; message?: string; status?: unknown; cause?: unknown; type?: unknown };
+  const message = typeof err?.message === 'string' ? err.message : String(error);
+  if (typeof err?.status === 'number') {
+    const retried = err.status === 429 || err.status === 408 || err.status === 409 || err.status >= 500;
+    const after = retried && maxRetries > 0 ? ` after ${maxRetries} retries` : '';
+    return new EngineError(`${provider}: HTTP ${err.status}${after}: ${message}`, `http_${err.status}`, err.status);
+  }
+  if (err?.name === 'SyntaxError') {
+    return new EngineError(`${provider}: malformed stream chunk: ${message}`, 'malformed_chunk');
+  }
+  if (isSocketCut(err)) {
+    return new EngineError(`${provider}: the stream was cut mid-way (${message})`, 'stream_cut');
+  }
+  if (err?.name === 'APIConnectionTimeoutError') {
+    return new EngineError(`${provider}: request timed out`, 'timeout');
+  }
+  if (err?.name === 'APIConnectionError') {
+    const cause = (err.cause as { message?: string } | undefined)?.message;
+    return new EngineError(`${provider}: connection failed: ${cause ?? message}`, 'connection_error');
+  }
+  if (err?.name === 'APIError') {
+    // An error event inside an otherwise successful stream (e.g. Anthropic `overloaded_error`).
+    const type = typeof err.type === 'string' ? err.type : 'stream_error';
+    return new EngineError(`${provider}: ${message}`, type);
+  }
+  return new EngineError(`${provider}: ${message}`, 'provider_error');
+}
+
+/** undici reports a socket closed mid-body as `TypeError: terminated` with a socket-level cause. */
+function isSocketCut(err: { name?: string; message?: string; cause?: unknown }): boolean {
+  if (err?.name !== 'TypeError') return false;
+  const cause = err.cause as { code?: string } | undefined;
+  return err.message === 'terminated' || (cause?.code ?? '').startsWith('UND_ERR_SOCKET');
+}
+
+/** A stream that ended without its terminal event: the connection closed cleanly but too early. */
+export function streamCut(provider: string, missing: string): EngineError {
+  return new EngineError(`${provider}: the stream ended before ${missing}`, 'stream_cut');
+}
+
+/** A chunk that parsed as JSON but does not have the provider's shape. */
+export function malformedChunk(provider: string, detail: string): EngineError {
+  return new EngineError(`${provider}: malformed stream chunk: ${detail}`, 'malformed_chunk');
+}
