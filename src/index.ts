@@ -1,0 +1,61 @@
+// stepwise: a steppable LLM tool-calling loop on RxJS. The public API, re-exported by name.
+export { createRandomIds, createSequentialIds, type IdSource } from './core/ids.js';
+export { fromAbortable } from './core/abortable.js';
+export { pendingToolCalls, type Block, type BlockKind, type ToolCall, type Turn } from './core/turns.js';
+export {
+  EngineError,
+  withMiddlewares,
+  type Engine,
+  type EngineEvent,
+  type EngineMiddleware,
+  type InferenceRequest,
+  type JsonSchema,
+  type ToolChoice,
+  type ToolSpec,
+  type Usage,
+} from './engines/engine.js';
+export { logging, reorderToolResults, systemPrompt } from './engines/middlewares.js';
+export { chunkText, createScriptedEngine, parseScript, type Script, type ScriptedEngineConfig, type ScriptedResponse } from './engines/scripted.js';
+export * from './operators/index.js';
+export { createEventHub, type BufferedFrames, type EventHub, type EventHubConfig } from './streams/event-hub.js';
+export {
+  createEvent,
+  type EventOrigin,
+  type LogLevel,
+  type PauseInfo,
+  type PausePhase,
+  type PauseToolCall,
+  type ResumeReason,
+  type RunStatus,
+  type SequencedEvent,
+  type StepwiseEvent,
+  type StepwiseEventType,
+} from './streams/events.js';
+export {
+  StepCommandError,
+  type ContinueCommand,
+  type PauseDecision,
+  type PauseResolution,
+  type StepErrorCode,
+  type SubmitResult,
+} from './streams/step-commands.js';
+export {
+  createStepController,
+  type PauseRequest,
+  type StepController,
+  type StepControllerConfig,
+  type TimeoutAction,
+} from './streams/step-controller.js';
+export { defineTool, toTool, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
+export { createToolExecutor, ToolTimeoutError, type ToolExecutor, type ToolExecutorConfig, type ToolOutcome } from './tools/tool-executor.js';
+export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
+export { type RunResult } from './sessions/run.js';
+export {
+  RunInProgressError,
+  UnknownToolsError,
+  type RunHandle,
+  type RunOverrides,
+  type Session,
+  type StartRunInput,
+} from './sessions/session.js';
+export { createStepwise, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';

@@ -1,0 +1,134 @@
+import { concatMap, defer, filter, from, map, mergeMap, of, takeWhile, tap, toArray, type Observable, type OperatorFunction } from 'rxjs';
+import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
+import { createEvent } from '../streams/events.js';
+import type { PauseDecision } from '../streams/step-commands.js';
+import type { ToolOutcome } from '../tools/tool-executor.js';
+import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
+
+export interface ExecuteToolsConfig {
+  /** How many tool calls run at once. Default 3. */
+  readonly maxParallelTools?: number;
+}
+
+const DEFAULT_EXECUTE_TOOLS_CONFIG = Object.freeze({ maxParallelTools: 3 });
+
+/**
+ * Executes the turn's pending tool calls, honouring the decision of the last `after_inference` pause
+ * (denied calls get an error result, edited calls run with the new arguments), and appends one
+ * `tool_use` block per call, in call order.
+ *
+ * ```
+ * state:   --s------------------|
+ * tool a:    ----a|                  (maxParallelTools: 2)
+ * tool b:    --b|
+ * tool c:       ----c|               (starts when b's slot frees)
+ * output:  ---------s'----------|    (s' + tool_use a, b, c in call order)
+ * ```
+ *
+ * Tool failures are results the model sees; a failure under the `abort` policy stops the other calls
+ * and ends the run as `failed`. Unsubscribing aborts every running tool's AbortSignal.
+ *
+ * @example
+ * of(state).pipe(executeTools(ports, { maxParallelTools: 2 }))
+ */
+export function executeTools(
+  ports: Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'>,
+  config: ExecuteToolsConfig = {},
+): OperatorFunction<LoopState, LoopState> {
+  const { maxParallelTools } = { ...DEFAULT_EXECUTE_TOOLS_CONFIG, ...config };
+  if (!Number.isInteger(maxParallelTools) || maxParallelTools < 1) {
+    throw new RangeError(`executeTools: maxParallelTools must be a positive integer, got ${maxParallelTools}`);
+  }
+  return concatMap((state) => {
+    if (hasEnded(state)) return of(state);
+    const calls = pendingToolCalls(state.blocks);
+    return calls.length === 0 ? of(state) : runCalls(ports, maxParallelTools, applyEdits(state), calls);
+  });
+}
+
+function runCalls(
+  ports: Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'>,
+  maxParallelTools: number,
+  state: LoopState,
+  requested: readonly ToolCall[],
+): Observable<LoopState> {
+  const { run } = state;
+  const decision = state.decision ?? { action: 'continue' };
+  const edits = decision.action === 'edit' ? decision.edits : {};
+  const calls = requested.map((call) => (call.id in edits ? { ...call, args: edits[call.id] } : call));
+  const now = (): number => ports.scheduler.now();
+
+  const runOne = (call: ToolCall): Observable<ToolOutcome> => {
+    const denial = deniedBy(decision, call.id);
+    if (denial !== undefined) {
+      return of({ tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false });
+    }
+    return ports.executor.execute(call, run.allowedTools).pipe(
+      tap((progress) => {
+        if (progress.type === 'started') {
+          ports.publish(createEvent('tool-execution-started', run, now(), { tool_call_id: call.id, name: call.name, args: progress.args }));
+        }
+      }),
+      filter((progress) => progress.type === 'finished'),
+      map((progress) => progress.outcome),
+    );
+  };
+
+  return defer(() =>
+    from(calls.map((call, index) => ({ call, index }))).pipe(
+      // mergeMap with a limit: tools run in parallel, at most maxParallelTools at once.
+      mergeMap(({ call, index }) => runOne(call).pipe(map((outcome) => ({ outcome, index }))), maxParallelTools),
+      tap(({ outcome }) => publishOutcome(ports, state, outcome)),
+      // An `abort` failure ends the run: stop waiting for (and abort) the other calls.
+      takeWhile(({ outcome }) => !outcome.abortsRun, true),
+      toArray(),
+      map((finished) => {
+        const ordered = [...finished].sort((a, b) => a.index - b.index).map(({ outcome }) => outcome);
+        const uses: Block[] = ordered.map((outcome) => ({
+          id: `${outcome.tool_call_id}:use`,
+          kind: 'tool_use',
+          role: 'tool',
+          payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
+        }));
+        const next: LoopState = { ...state, blocks: [...state.blocks, ...uses], decision: undefined };
+        const fatal = ordered.find((outcome) => outcome.abortsRun);
+        return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
+      }),
+    ),
+  );
+}
+
+function publishOutcome(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, state: LoopState, outcome: ToolOutcome): void {
+  const { run } = state;
+  const at = ports.scheduler.now();
+  const { tool_call_id, name, result } = outcome;
+  if (outcome.rejected) {
+    ports.publish(createEvent('log', run, at, { level: 'warn', message: outcome.error ?? 'tool call rejected', fields: { tool_call_id, name, rejected: outcome.rejected } }));
+  }
+  ports.publish(createEvent('tool-result', run, at, { tool_call_id, name, result, ...(outcome.error === undefined ? {} : { error: outcome.error }) }));
+  ports.publish(
+    createEvent('tool-execution-finished', run, at, { tool_call_id, name, ...(outcome.duration_ms === undefined ? {} : { duration_ms: outcome.duration_ms }) }),
+  );
+}
+
+/** The denial reason for this call, or undefined when it may run. */
+function deniedBy(decision: PauseDecision, toolCallId: string): string | undefined {
+  if (decision.action !== 'deny') return undefined;
+  const chosen = decision.tool_call_ids;
+  return !chosen || chosen.length === 0 || chosen.includes(toolCallId) ? decision.reason : undefined;
+}
+
+/** Edited calls keep the model's arguments in metadata, so the transcript shows what was asked and what ran. */
+function applyEdits(state: LoopState): LoopState {
+  const decision = state.decision;
+  if (decision?.action !== 'edit') return state;
+  const blocks = state.blocks.map((block): Block => {
+    if (block.kind !== 'tool_call' || !(block.payload.id in decision.edits)) return block;
+    return {
+      ...block,
+      payload: { ...block.payload, args: decision.edits[block.payload.id] },
+      metadata: { ...block.metadata, original_args: block.payload.args, edited: true },
+    };
+  });
+  return { ...state, blocks };
+}

@@ -1,0 +1,106 @@
+import { catchError, concat, concatMap, defer, ignoreElements, of, tap, type Observable, type OperatorFunction } from 'rxjs';
+import type { Block } from '../core/turns.js';
+import { EngineError, type EngineEvent, type Usage } from '../engines/engine.js';
+import { createEvent } from '../streams/events.js';
+import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
+
+export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
+
+/**
+ * Runs one inference per state: sends the transcript and the allowed tools to the engine, publishes
+ * what streams back as events, and appends the reasoning, text and tool_call blocks to the turn.
+ *
+ * ```
+ * state:   --s-------------------|
+ * engine:    --d--d--c--f|           (d text delta, c tool call, f finished)
+ * events:    i-D--D--R--F            (inference-started, text-delta, tool-call-requested, inference-finished)
+ * output:  -------------s'-------|   (s' = s + text and tool_call blocks, iteration + 1)
+ * ```
+ *
+ * Completes when its source completes; states that have ended pass through untouched. An engine
+ * failure is a value: an `inference-failed` event and a state ended as `failed`. Unsubscribing
+ * (cancellation) unsubscribes the engine, which aborts its request.
+ *
+ * @example
+ * of(state).pipe(inference(ports)) // emits the state with the model's answer appended
+ */
+export function inference(ports: InferencePorts): OperatorFunction<LoopState, LoopState> {
+  // concatMap: one inference at a time, in order; the loop never has two in flight.
+  return concatMap((state) => (hasEnded(state) ? of(state) : inferOnce(ports, state)));
+}
+
+function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
+  return defer(() => {
+    const { run } = state;
+    const { engine, publish, scheduler, ids } = ports;
+    const startedAt = scheduler.now();
+    let text = '';
+    let reasoning = '';
+    const calls: Block[] = [];
+    const seenCallIds = new Set<string>();
+    let finished: Extract<EngineEvent, { type: 'finished' }> | undefined;
+
+    publish(createEvent('inference-started', run, startedAt, { model: engine.model }));
+    const onEngineEvent = (event: EngineEvent): void => {
+      const now = scheduler.now();
+      switch (event.type) {
+        case 'text-delta':
+          text += event.delta;
+          publish(createEvent('text-delta', run, now, { delta: event.delta, cumulative: text }));
+          break;
+        case 'reasoning-delta':
+          reasoning += event.delta;
+          publish(createEvent('reasoning-delta', run, now, { delta: event.delta }));
+          break;
+        case 'tool-call': {
+          // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
+          const id = event.id && !seenCallIds.has(event.id) ? event.id : ids.next('call');
+          seenCallIds.add(id);
+          calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });
+          publish(createEvent('tool-call-requested', run, now, { tool_call_id: id, name: event.name, args: event.args }));
+          break;
+        }
+        case 'finished':
+          finished = event;
+          break;
+      }
+    };
+
+    const request = {
+      conv_id: run.conv_id,
+      session_id: run.session_id,
+      inference_id: run.inference_id,
+      turn_id: run.turn_id,
+      blocks: [...run.history, ...state.blocks],
+      tools: ports.registry.specs(run.allowedTools),
+    };
+    const answered$ = defer(() => {
+      const usage: Usage = finished?.usage ?? { input_tokens: 0, output_tokens: 0 };
+      publish(
+        createEvent('inference-finished', run, scheduler.now(), {
+          text,
+          model: finished?.model ?? engine.model,
+          usage,
+          stop_reason: finished?.stop_reason ?? null,
+          duration_ms: scheduler.now() - startedAt,
+        }),
+      );
+      const answer: Block[] = [
+        ...(reasoning ? [{ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } } as const] : []),
+        ...(text ? [{ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } } as const] : []),
+        ...calls,
+      ];
+      return of<LoopState>({ ...state, blocks: [...state.blocks, ...answer], iteration: state.iteration + 1, decision: undefined });
+    });
+
+    return concat(engine.infer(request).pipe(tap(onEngineEvent), ignoreElements()), answered$).pipe(
+      // Inside the projection, so a failed inference ends this run and never the session's streams.
+      catchError((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        const code = error instanceof EngineError && error.code ? { code: error.code } : {};
+        publish(createEvent('inference-failed', run, scheduler.now(), { message, ...code }));
+        return of(endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message }));
+      }),
+    );
+  });
+}

@@ -1,0 +1,52 @@
+import type { Observable, SchedulerLike } from 'rxjs';
+import type { IdSource } from '../core/ids.js';
+import type { Block } from '../core/turns.js';
+import type { Engine } from '../engines/engine.js';
+import type { EventOrigin, RunStatus, StepwiseEvent } from '../streams/events.js';
+import type { PauseDecision } from '../streams/step-commands.js';
+import type { StepController } from '../streams/step-controller.js';
+import type { ToolExecutor } from '../tools/tool-executor.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+
+/** What stays fixed during one run. */
+export interface RunContext extends EventOrigin {
+  /** Blocks of earlier turns (and the system prompt), sent before this turn's blocks. */
+  readonly history: readonly Block[];
+  /** The tool allow-list of this run; undefined means every registered tool. */
+  readonly allowedTools?: ReadonlySet<string>;
+  /** Emits when the run is cancelled. */
+  readonly cancel$: Observable<unknown>;
+}
+
+/** How a run ended; set once, after which every operator passes the state through untouched. */
+export interface RunOutcome {
+  readonly status: RunStatus;
+  readonly error?: string;
+}
+
+/** The value that flows through the loop's operators, one per step. */
+export interface LoopState {
+  readonly run: RunContext;
+  /** This turn's blocks so far. */
+  readonly blocks: readonly Block[];
+  /** Inferences done in this run. */
+  readonly iteration: number;
+  /** The operator's decision at the last `after_inference` pause, consumed by tool execution. */
+  readonly decision?: PauseDecision;
+  readonly outcome?: RunOutcome;
+}
+
+/** The ports every loop operator may use. Only these touch the world. */
+export interface LoopPorts {
+  readonly engine: Engine;
+  readonly registry: ToolRegistry;
+  readonly executor: ToolExecutor;
+  readonly controller: StepController;
+  readonly publish: (event: StepwiseEvent) => void;
+  readonly scheduler: SchedulerLike;
+  readonly ids: IdSource;
+}
+
+export const hasEnded = (state: LoopState): boolean => state.outcome !== undefined;
+
+export const endWith = (state: LoopState, outcome: RunOutcome): LoopState => ({ ...state, outcome });

@@ -1,0 +1,133 @@
+import { ReplaySubject, Subject, firstValueFrom, type Observable, type Subscription } from 'rxjs';
+import type { Block, Turn } from '../core/turns.js';
+import type { LoopPorts } from '../operators/loop-state.js';
+import type { ToolLoopConfig } from '../operators/tool-loop.js';
+import { createRun$, type RunResult } from './run.js';
+
+/** Per-run choices (the `/chat` overrides). */
+export interface RunOverrides {
+  /** Allow-list of tool names for this run; unknown names are refused by `start`. */
+  readonly tools?: readonly string[];
+  readonly system_prompt?: string;
+  readonly max_iterations?: number;
+}
+
+export interface StartRunInput {
+  readonly prompt: string;
+  readonly overrides?: RunOverrides;
+}
+
+export interface RunHandle {
+  readonly inference_id: string;
+  readonly turn_id: string;
+  /** Replays the result to late subscribers. */
+  readonly result$: Observable<RunResult>;
+  result(): Promise<RunResult>;
+}
+
+export class RunInProgressError extends Error {
+  override readonly name = 'RunInProgressError';
+  readonly code = 'run_in_progress';
+  constructor(
+    readonly conv_id: string,
+    readonly session_id: string,
+  ) {
+    super(`conversation ${conv_id} already has a run in progress`);
+  }
+}
+
+export class UnknownToolsError extends Error {
+  override readonly name = 'UnknownToolsError';
+  readonly code = 'unknown_tools';
+  constructor(readonly tools: readonly string[]) {
+    super(`unknown tool names: ${tools.join(', ')}`);
+  }
+}
+
+export interface SessionIdentity {
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly created_at: number;
+  /** The user who created it, when auth is on. */
+  readonly owner?: string;
+}
+
+/** A conversation's one session: its turns, its single active run, cancel. */
+export interface Session extends SessionIdentity {
+  readonly running: boolean;
+  /** Finished turns, then the running turn as it stands. */
+  turns(): Turn[];
+  start(input: StartRunInput): RunHandle;
+  /** Cancels the active run; false when none was running. */
+  cancel(): boolean;
+  dispose(): void;
+}
+
+export interface SessionSettings extends ToolLoopConfig {
+  readonly systemPrompt?: string;
+}
+
+export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings): Session {
+  const finished: Turn[] = [];
+  let active: { turn_id: string; cancel$: Subject<void>; subscription: Subscription; blocks: readonly Block[] } | undefined;
+
+  const start = ({ prompt, overrides = {} }: StartRunInput): RunHandle => {
+    if (active) throw new RunInProgressError(identity.conv_id, identity.session_id);
+    const unknown = overrides.tools ? ports.registry.unknown(overrides.tools) : [];
+    if (unknown.length > 0) throw new UnknownToolsError(unknown);
+    const turn_id = ports.ids.next('turn');
+    const inference_id = ports.ids.next('inf');
+    const systemPrompt = overrides.system_prompt ?? settings.systemPrompt;
+    const system: Block[] = systemPrompt ? [{ id: `${identity.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
+    const cancel$ = new Subject<void>();
+    const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: prompt } };
+    const run = {
+      conv_id: identity.conv_id,
+      session_id: identity.session_id,
+      inference_id,
+      turn_id,
+      history: [...system, ...finished.flatMap((turn) => turn.blocks)],
+      ...(overrides.tools ? { allowedTools: new Set(overrides.tools) } : {}),
+      cancel$,
+    };
+    const config: ToolLoopConfig = { ...settings, ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}) };
+    const result$ = new ReplaySubject<RunResult>(1);
+    const current = { turn_id, cancel$, subscription: undefined as unknown as Subscription, blocks: [userBlock] as readonly Block[] };
+    active = current;
+    current.subscription = createRun$(ports, config, run, userBlock, (blocks) => {
+      current.blocks = blocks;
+    }).subscribe({
+      next: (result) => {
+        finished.push(result.turn);
+        if (active === current) active = undefined;
+        result$.next(result);
+        result$.complete();
+      },
+      // Only a programmer bug reaches here; free the session so it is not wedged.
+      error: (error: unknown) => {
+        if (active === current) active = undefined;
+        result$.error(error);
+      },
+    });
+    return { inference_id, turn_id, result$: result$.asObservable(), result: () => firstValueFrom(result$) };
+  };
+
+  return {
+    ...identity,
+    get running() {
+      return active !== undefined;
+    },
+    turns: () => (active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished]),
+    start,
+    cancel: () => {
+      if (!active) return false;
+      active.cancel$.next();
+      return true;
+    },
+    dispose: () => {
+      active?.cancel$.next();
+      active?.subscription.unsubscribe();
+      active = undefined;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { Observable, Subject } from 'rxjs';
+import type { SequencedEvent, StepwiseEvent } from './events.js';
+
+export interface EventHubConfig {
+  /** Frames kept per conversation for replay (`since_seq`, `/hydrate`). Default 1000. */
+  readonly bufferSize?: number;
+}
+
+const DEFAULT_HUB_CONFIG = Object.freeze({ bufferSize: 1000 });
+
+/** What a late subscriber can still get: frames after `since` and the newest seq. */
+export interface BufferedFrames {
+  readonly frames: readonly SequencedEvent[];
+  readonly lastSeq: number;
+}
+
+/**
+ * The one hot stream of every session's events. Its Subject is private; producers call
+ * `publish`, consumers subscribe to `events$` or to a derived per-conversation view.
+ */
+export interface EventHub {
+  /** Stamps the next seq of the event's conversation, buffers it and delivers it to every subscriber. */
+  publish(event: StepwiseEvent): SequencedEvent;
+  readonly events$: Observable<SequencedEvent>;
+  /** Live events of one conversation. */
+  conversation$(convId: string): Observable<SequencedEvent>;
+  /** Live events of one session. */
+  session$(sessionId: string): Observable<SequencedEvent>;
+  /** Buffered events with seq > sinceSeq, then live ones: no gap, no duplicate. */
+  replay$(convId: string, sinceSeq: number): Observable<SequencedEvent>;
+  /** A snapshot of the buffer after `sinceSeq`, at most `limit` frames (oldest first). */
+  buffered(convId: string, sinceSeq?: number, limit?: number): BufferedFrames;
+  lastSeq(convId: string): number;
+  /** Drops a conversation's buffer and sequence (when the conversation is deleted). */
+  forget(convId: string): void;
+}
+
+interface ConversationLog {
+  seq: number;
+  frames: SequencedEvent[];
+  live: Subject<SequencedEvent> | undefined;
+  liveObservers: number;
+}
+
+export function createEventHub(config: EventHubConfig = {}): EventHub {
+  const bufferSize = config.bufferSize ?? DEFAULT_HUB_CONFIG.bufferSize;
+  if (!Number.isInteger(bufferSize) || bufferSize < 1) {
+    throw new RangeError(`createEventHub: bufferSize must be a positive integer, got ${String(bufferSize)}`);
+  }
+  const all = new Subject<SequencedEvent>();
+  const logs = new Map<string, ConversationLog>();
+  // Publishing from inside a subscriber (a dashboard continuing a pause it was just told about) must
+  // not overtake the event still being delivered: later publishes queue until delivery finishes, so
+  // every subscriber sees every conversation in seq order.
+  const queue: SequencedEvent[] = [];
+  let delivering = false;
+
+  const logOf = (convId: string): ConversationLog => {
+    let log = logs.get(convId);
+    if (!log) {
+      log = { seq: 0, frames: [], live: undefined, liveObservers: 0 };
+      logs.set(convId, log);
+    }
+    return log;
+  };
+
+  const deliver = (frame: SequencedEvent): void => {
+    all.next(frame);
+    logs.get(frame.event.conv_id)?.live?.next(frame);
+  };
+
+  const publish = (event: StepwiseEvent): SequencedEvent => {
+    const log = logOf(event.conv_id);
+    const frame: SequencedEvent = { seq: ++log.seq, event };
+    log.frames.push(frame);
+    // Trim in batches so the buffer costs O(1) amortised per publish.
+    if (log.frames.length > bufferSize * 2) log.frames.splice(0, log.frames.length - bufferSize);
+    queue.push(frame);
+    if (delivering) return frame;
+    delivering = true;
+    try {
+      for (let next = queue.shift(); next; next = queue.shift()) deliver(next);
+    } finally {
+      delivering = false;
+    }
+    return frame;
+  };
+
+  // A per-conversation Subject, so fan-out to one conversation's clients does not filter every event.
+  const conversation$ = (convId: string): Observable<SequencedEvent> =>
+    new Observable<SequencedEvent>((subscriber) => {
+      const log = logOf(convId);
+      log.live ??= new Subject<SequencedEvent>();
+      log.liveObservers += 1;
+      const subscription = log.live.subscribe(subscriber);
+      return () => {
+        subscription.unsubscribe();
+        log.liveObservers -= 1;
+        if (log.liveObservers === 0) log.live = undefined;
+      };
+    });
+
+  const buffered = (convId: string, sinceSeq = 0, limit = Number.POSITIVE_INFINITY): BufferedFrames => {
+    const log = logs.get(convId);
+    if (!log) return { frames: [], lastSeq: 0 };
+    const start = log.frames.findIndex((frame) => frame.seq > sinceSeq);
+    const after = start < 0 ? [] : log.frames.slice(start);
+    const kept = after.length > bufferSize ? after.slice(after.length - bufferSize) : after;
+    return { frames: kept.slice(0, limit), lastSeq: log.seq };
+  };
+
+  const replay$ = (convId: string, sinceSeq: number): Observable<SequencedEvent> =>
+    new Observable<SequencedEvent>((subscriber) => {
+      // Subscribe live first, holding frames back while the buffer is replayed, then skip what the
+      // buffer already covered: nothing published in between is lost or doubled.
+      let lastSent = sinceSeq;
+      let held: SequencedEvent[] | undefined = [];
+      const send = (frame: SequencedEvent): void => {
+        if (frame.seq <= lastSent) return;
+        lastSent = frame.seq;
+        subscriber.next(frame);
+      };
+      const subscription = conversation$(convId).subscribe({
+        next: (frame) => (held ? held.push(frame) : send(frame)),
+        error: (error) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+      for (const frame of buffered(convId, sinceSeq).frames) send(frame);
+      const pending = held;
+      held = undefined;
+      for (const frame of pending) send(frame);
+      return subscription;
+    });
+
+  return {
+    publish,
+    events$: all.asObservable(),
+    conversation$,
+    session$: (sessionId) =>
+      new Observable<SequencedEvent>((subscriber) =>
+        all.subscribe({
+          next: (frame) => {
+            if (frame.event.session_id === sessionId) subscriber.next(frame);
+          },
+        }),
+      ),
+    replay$,
+    buffered,
+    lastSeq: (convId) => logs.get(convId)?.seq ?? 0,
+    forget: (convId) => {
+      logs.delete(convId);
+    },
+  };
+}

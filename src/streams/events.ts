@@ -1,0 +1,103 @@
+import type { Usage } from '../engines/engine.js';
+
+/**
+ * Events: facts that happened in a session, named in the past tense. Every event of every session
+ * flows through the one event hub; the server maps each to one SEM frame.
+ */
+
+export type RunStatus = 'completed' | 'failed' | 'cancelled' | 'max_iterations';
+export type PausePhase = 'after_inference' | 'after_tools';
+export type ResumeReason = 'continued' | 'denied' | 'edited' | 'timeout' | 'disabled' | 'cancelled';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** A tool call as shown at a pause: `input` is what the model asked for. */
+export interface PauseToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+}
+
+/** A pending pause, exactly the SPEC §2 `pause` object. */
+export interface PauseInfo {
+  readonly pause_id: string;
+  readonly phase: PausePhase;
+  readonly summary: string;
+  readonly deadline_ms: number;
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+  readonly turn_id: string;
+  readonly tool_calls: readonly PauseToolCall[];
+}
+
+/** Who and where: every event carries the run it belongs to and when it happened (injected clock). */
+export interface EventOrigin {
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+  readonly turn_id: string;
+}
+
+export interface EventBase extends EventOrigin {
+  readonly at: number;
+}
+
+export type StepwiseEvent = EventBase &
+  (
+    | { readonly type: 'run-started' }
+    | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string }
+    | { readonly type: 'inference-started'; readonly model: string }
+    | { readonly type: 'text-delta'; readonly delta: string; readonly cumulative: string }
+    | { readonly type: 'reasoning-delta'; readonly delta: string }
+    | {
+        readonly type: 'inference-finished';
+        readonly text: string;
+        readonly model: string;
+        readonly usage: Usage;
+        readonly stop_reason: string | null;
+        readonly duration_ms: number;
+      }
+    | { readonly type: 'inference-failed'; readonly message: string; readonly code?: string }
+    | { readonly type: 'tool-call-requested'; readonly tool_call_id: string; readonly name: string; readonly args: unknown }
+    | { readonly type: 'tool-execution-started'; readonly tool_call_id: string; readonly name: string; readonly args: unknown }
+    | {
+        readonly type: 'tool-result';
+        readonly tool_call_id: string;
+        readonly name: string;
+        readonly result: unknown;
+        readonly error?: string;
+      }
+    | { readonly type: 'tool-execution-finished'; readonly tool_call_id: string; readonly name: string; readonly duration_ms?: number }
+    | { readonly type: 'paused'; readonly pause: PauseInfo }
+    | { readonly type: 'resumed'; readonly pause_id: string; readonly reason: ResumeReason; readonly by?: string }
+    | { readonly type: 'log'; readonly level: LogLevel; readonly message: string; readonly fields?: Record<string, unknown> }
+  );
+
+export type StepwiseEventType = StepwiseEvent['type'];
+
+/** The fields of one event type, without its origin and time. */
+export type EventFields<T extends StepwiseEventType> = Omit<Extract<StepwiseEvent, { type: T }>, keyof EventBase | 'type'>;
+
+/** Builds an event of `type` for `origin` at time `at`; the one typed constructor every producer uses. */
+export function createEvent<T extends StepwiseEventType>(
+  type: T,
+  origin: EventOrigin,
+  at: number,
+  fields: EventFields<T>,
+): Extract<StepwiseEvent, { type: T }> {
+  return {
+    type,
+    conv_id: origin.conv_id,
+    session_id: origin.session_id,
+    inference_id: origin.inference_id,
+    turn_id: origin.turn_id,
+    at,
+    ...fields,
+  } as unknown as Extract<StepwiseEvent, { type: T }>;
+}
+
+/** An event with its per-conversation sequence number, as the hub hands it out. */
+export interface SequencedEvent {
+  readonly seq: number;
+  readonly event: StepwiseEvent;
+}

@@ -1,0 +1,91 @@
+import { type ObservableInput } from 'rxjs';
+import { z } from 'zod';
+import type { JsonSchema, ToolSpec } from '../engines/engine.js';
+
+/** What a tool's failure does to the run. */
+export type ToolErrorPolicy = 'continue' | 'retry' | 'abort';
+
+export interface ToolContext {
+  /** Fires on the per-call timeout and when the run is cancelled. */
+  readonly signal: AbortSignal;
+  readonly tool_call_id: string;
+}
+
+export interface ToolDefinition<Args = unknown, Result = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** A zod schema, or a JSON Schema object (validated through zod's own conversion). */
+  readonly parameters: z.ZodType<Args> | JsonSchema;
+  /** May return a value, a Promise, or an Observable (the last runs in virtual time in marble tests). */
+  execute(args: Args, context: ToolContext): Result | PromiseLike<Result> | ObservableInput<Result>;
+  /** Overrides the executor's policy for this tool. */
+  readonly policy?: ToolErrorPolicy;
+  /** Overrides the executor's per-call timeout for this tool, in ms. */
+  readonly timeoutMs?: number;
+}
+
+export type Validation = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly issues: readonly string[] };
+
+/** A tool ready for the registry: its provider-facing spec and a validator. */
+export interface Tool extends ToolSpec {
+  readonly policy?: ToolErrorPolicy;
+  readonly timeoutMs?: number;
+  validate(args: unknown): Validation;
+  execute(args: unknown, context: ToolContext): unknown;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const isZodType = (value: unknown): value is z.ZodType =>
+  typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+
+/** Turns zod issues into lines a model can act on: `path: message`. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  return issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`);
+}
+
+function toJsonSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema) as JsonSchema;
+  return rest;
+}
+
+/**
+ * Defines a tool from zod parameters (or a JSON Schema). Fails at definition time, naming the
+ * tool, when the name or schema is unusable, so a bad tools file fails at start and not mid-run.
+ */
+export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result>): Tool {
+  const { name, description, parameters } = definition;
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+    throw new TypeError(`defineTool: name must match ${TOOL_NAME} (got ${JSON.stringify(name)})`);
+  }
+  if (typeof definition.execute !== 'function') throw new TypeError(`defineTool(${name}): execute must be a function`);
+  if (typeof parameters !== 'object' || parameters === null) {
+    throw new TypeError(`defineTool(${name}): parameters must be a zod schema or a JSON Schema object`);
+  }
+  let validator: z.ZodType;
+  let jsonSchema: JsonSchema;
+  try {
+    validator = isZodType(parameters) ? parameters : z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
+    jsonSchema = isZodType(parameters) ? toJsonSchema(parameters) : (parameters as JsonSchema);
+  } catch (error) {
+    throw new TypeError(`defineTool(${name}): unusable parameters schema: ${(error as Error).message}`);
+  }
+  return {
+    name,
+    description: description ?? '',
+    parameters: jsonSchema,
+    ...(definition.policy === undefined ? {} : { policy: definition.policy }),
+    ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+    validate(args) {
+      const parsed = validator.safeParse(args);
+      return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: describeIssues(parsed.error.issues) };
+    },
+    execute: (args, context) => definition.execute(args as Args, context),
+  };
+}
+
+/** Accepts either a tool made by `defineTool` or a plain definition (the tools file format). */
+export function toTool(candidate: Tool | ToolDefinition): Tool {
+  const isBuilt = typeof (candidate as Tool).validate === 'function' && !isZodType(candidate.parameters);
+  return isBuilt ? (candidate as Tool) : defineTool(candidate as ToolDefinition);
+}

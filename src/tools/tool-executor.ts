@@ -1,0 +1,161 @@
+import {
+  asyncScheduler,
+  catchError,
+  concat,
+  defer,
+  isObservable,
+  last,
+  map,
+  of,
+  retry,
+  throwError,
+  timeout,
+  timer,
+  type Observable,
+  type ObservableInput,
+  type SchedulerLike,
+} from 'rxjs';
+import { fromAbortable } from '../core/abortable.js';
+import type { ToolCall } from '../core/turns.js';
+import type { ToolErrorPolicy } from './define-tool.js';
+import type { ToolRegistry } from './tool-registry.js';
+
+export interface ToolExecutorConfig {
+  /** Per-call timeout; the tool's AbortSignal fires when it passes. Default 30 000 ms. */
+  readonly timeoutMs?: number;
+  /** What a failure does: `continue` (default: an error result the model sees), `retry`, or `abort` the run. */
+  readonly policy?: ToolErrorPolicy;
+  /** Retries under the `retry` policy. Default 3. */
+  readonly maxRetries?: number;
+  /** First retry delay; each next one doubles. Default 200 ms. */
+  readonly retryBaseDelayMs?: number;
+}
+
+const DEFAULT_EXECUTOR_CONFIG = Object.freeze({ timeoutMs: 30_000, policy: 'continue', maxRetries: 3, retryBaseDelayMs: 200 });
+
+/** Why a call did not run at all. */
+export type ToolRejection = 'unknown_tool' | 'not_allowed' | 'invalid_arguments';
+
+export interface ToolOutcome {
+  readonly tool_call_id: string;
+  readonly name: string;
+  readonly result: unknown;
+  readonly error?: string;
+  readonly rejected?: ToolRejection;
+  readonly duration_ms?: number;
+  /** The `abort` policy: this failure ends the run as failed. */
+  readonly abortsRun: boolean;
+}
+
+/** `started` when execution begins (with the validated arguments), then exactly one `finished`. */
+export type ToolProgress =
+  | { readonly type: 'started'; readonly args: unknown }
+  | { readonly type: 'finished'; readonly outcome: ToolOutcome };
+
+/** The tool executor port: the edge where tools' own code runs. */
+export interface ToolExecutor {
+  /** Cold; never errors (failures are outcomes). Unsubscribing aborts the tool's signal. */
+  execute(call: ToolCall, allowed?: ReadonlySet<string>): Observable<ToolProgress>;
+}
+
+export class ToolTimeoutError extends Error {
+  override readonly name = 'ToolTimeoutError';
+}
+
+function positive(name: string, value: number, allowZero: boolean): void {
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new RangeError(`createToolExecutor: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${value}`);
+  }
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export function createToolExecutor(
+  registry: ToolRegistry,
+  config: ToolExecutorConfig = {},
+  scheduler: SchedulerLike = asyncScheduler,
+): ToolExecutor {
+  const settings = { ...DEFAULT_EXECUTOR_CONFIG, ...config };
+  positive('timeoutMs', settings.timeoutMs, false);
+  positive('maxRetries', settings.maxRetries, true);
+  positive('retryBaseDelayMs', settings.retryBaseDelayMs, true);
+  if (!['continue', 'retry', 'abort'].includes(settings.policy)) {
+    throw new RangeError(`createToolExecutor: policy must be continue, retry or abort, got "${settings.policy}"`);
+  }
+
+  const rejected = (call: ToolCall, rejection: ToolRejection, error: string): Observable<ToolProgress> =>
+    of({
+      type: 'finished',
+      outcome: { tool_call_id: call.id, name: call.name, result: null, error, rejected: rejection, abortsRun: false },
+    });
+
+  const execute = (call: ToolCall, allowed?: ReadonlySet<string>): Observable<ToolProgress> =>
+    defer(() => {
+      const tool = registry.get(call.name);
+      if (!tool) return rejected(call, 'unknown_tool', `unknown tool "${call.name}"`);
+      if (allowed && !allowed.has(call.name)) {
+        return rejected(call, 'not_allowed', `tool "${call.name}" is not allowed in this run`);
+      }
+      const validation = tool.validate(call.args);
+      if (!validation.ok) {
+        return rejected(call, 'invalid_arguments', `invalid arguments for ${call.name}: ${validation.issues.join('; ')}`);
+      }
+      const policy = tool.policy ?? settings.policy;
+      const timeoutMs = tool.timeoutMs ?? settings.timeoutMs;
+      const startedAt = scheduler.now();
+      const attempt$ = fromAbortable<unknown>((signal) => {
+        const output = tool.execute(validation.value, { signal, tool_call_id: call.id });
+        // Plain values are wrapped; Promises and Observables are awaited (Observables stay virtual-time friendly).
+        return isObservable(output) || isThenable(output) ? (output as ObservableInput<unknown>) : of(output);
+      }).pipe(
+        last(undefined, null),
+        timeout({
+          first: timeoutMs,
+          scheduler,
+          with: () => throwError(() => new ToolTimeoutError(`tool "${call.name}" timed out after ${timeoutMs} ms`)),
+        }),
+      );
+      const finished$ = (policy === 'retry'
+        ? attempt$.pipe(
+            retry({
+              count: settings.maxRetries,
+              delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
+            }),
+          )
+        : attempt$
+      ).pipe(
+        map(
+          (result): ToolProgress => ({
+            type: 'finished',
+            outcome: {
+              tool_call_id: call.id,
+              name: call.name,
+              result: result === undefined ? null : result,
+              duration_ms: scheduler.now() - startedAt,
+              abortsRun: false,
+            },
+          }),
+        ),
+        // Errors are values: the model sees them; only the `abort` policy ends the run.
+        catchError((error: unknown) =>
+          of<ToolProgress>({
+            type: 'finished',
+            outcome: {
+              tool_call_id: call.id,
+              name: call.name,
+              result: null,
+              error: messageOf(error),
+              duration_ms: scheduler.now() - startedAt,
+              abortsRun: policy === 'abort',
+            },
+          }),
+        ),
+      );
+      return concat(of<ToolProgress>({ type: 'started', args: validation.value }), finished$);
+    });
+
+  return { execute };
+}
