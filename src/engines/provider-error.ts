@@ -1,13 +1,20 @@
+import * as AnthropicErrors from '@anthropic-ai/sdk';
+import * as OpenAIErrors from 'openai';
 import { EngineError } from './engine.js';
+
+const isApiError = (e: unknown) => e instanceof OpenAIErrors.APIError || e instanceof AnthropicErrors.APIError;
+const isTimeout = (e: unknown) =>
+  e instanceof OpenAIErrors.APIConnectionTimeoutError || e instanceof AnthropicErrors.APIConnectionTimeoutError;
+const isConnection = (e: unknown) =>
+  e instanceof OpenAIErrors.APIConnectionError || e instanceof AnthropicErrors.APIConnectionError;
 
 /**
  * Turns whatever an SDK call threw into one {@link EngineError} with a stable code, so the loop
- * can report provider failures as values without knowing the SDKs. Both official SDKs share the
- * same error shapes (Stainless), so duck typing covers them without importing either here.
+ * can report provider failures as values without knowing the SDKs.
  */
 export function toEngineError(provider: string, error: unknown, maxRetries: number): EngineError {
   if (error instanceof EngineError) return error;
-  const err = error as { name?: string; message?: string; status?: unknown; cause?: unknown; type?: unknown };
+  const err = error as { name?: string; message?: string; status?: unknown; cause?: unknown; type?: unknown; code?: unknown };
   const message = typeof err?.message === 'string' ? err.message : String(error);
   if (typeof err?.status === 'number') {
     const retried = err.status === 429 || err.status === 408 || err.status === 409 || err.status >= 500;
@@ -20,17 +27,15 @@ export function toEngineError(provider: string, error: unknown, maxRetries: numb
   if (isSocketCut(err)) {
     return new EngineError(`${provider}: the stream was cut mid-way (${message})`, 'stream_cut');
   }
-  if (err?.name === 'APIConnectionTimeoutError') {
-    return new EngineError(`${provider}: request timed out`, 'timeout');
-  }
-  if (err?.name === 'APIConnectionError') {
+  if (isTimeout(error)) return new EngineError(`${provider}: request timed out`, 'timeout');
+  if (isConnection(error)) {
     const cause = (err.cause as { message?: string } | undefined)?.message;
     return new EngineError(`${provider}: connection failed: ${cause ?? message}`, 'connection_error');
   }
-  if (err?.name === 'APIError') {
-    // An error event inside an otherwise successful stream (e.g. Anthropic `overloaded_error`).
-    const type = typeof err.type === 'string' ? err.type : 'stream_error';
-    return new EngineError(`${provider}: ${message}`, type);
+  if (isApiError(error)) {
+    // An error event inside an otherwise successful stream (OpenAI `insufficient_quota`, Anthropic `overloaded_error`).
+    const code = [err.code, err.type].find((c): c is string => typeof c === 'string' && c !== '') ?? 'stream_error';
+    return new EngineError(`${provider}: ${message}`, code);
   }
   return new EngineError(`${provider}: ${message}`, 'provider_error');
 }
