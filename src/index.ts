@@ -1,7 +1,19 @@
 // stepwise: a steppable LLM tool-calling loop on RxJS. The public API, re-exported by name.
 export { createRandomIds, createSequentialIds, type IdSource } from './core/ids.js';
 export { fromAbortable } from './core/abortable.js';
-export { pendingToolCalls, type Block, type BlockKind, type ToolCall, type Turn } from './core/turns.js';
+export {
+  pendingToolCalls,
+  type Block,
+  type BlockKind,
+  type LlmTextBlock,
+  type ReasoningBlock,
+  type SystemBlock,
+  type ToolCall,
+  type ToolCallBlock,
+  type ToolUseBlock,
+  type Turn,
+  type UserBlock,
+} from './core/turns.js';
 export {
   EngineError,
   withMiddlewares,

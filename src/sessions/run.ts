@@ -1,4 +1,5 @@
-import { defer, last, map, of, takeUntil, tap, type Observable } from 'rxjs';
+import { defer, last, map, of, tap, type Observable } from 'rxjs';
+import { cancelOn } from '../operators/cancel-on.js';
 import type { Block, Turn } from '../core/turns.js';
 import { type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
 import type { Snapshot } from '../operators/snapshot-hook.js';
@@ -50,8 +51,9 @@ export function createRun$(
         latest = state;
         onProgress(state.blocks);
       }),
-      // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause.
-      takeUntil(run.cancel$),
+      // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
+      // and only then completes, so `resumed: cancelled` is published before `run-ended`.
+      cancelOn(run.cancel$),
       last(undefined, initial),
       map((): RunResult => {
         // No outcome means the loop was cut short by cancel$.

@@ -1,0 +1,6 @@
+// stepwise/testing: what a user needs to marble-test an agent in virtual time.
+export { createSequentialIds } from '../core/ids.js';
+export { createScriptedEngine, type Script, type ScriptedResponse } from '../engines/scripted.js';
+export { createEventFactory, type EventFactory } from './event-factories.js';
+export { labelOf } from './event-labels.js';
+export { createVirtualTool, type VirtualTool, type VirtualToolCall, type VirtualToolConfig } from './virtual-tool.js';

@@ -1,0 +1,148 @@
+import { marbles } from 'rxjs-marbles/jest';
+import { map, NEVER } from 'rxjs';
+import { createSequentialIds, createStepController, type PauseRequest, type StepwiseEvent } from '../../src/index.js';
+import { labelOf } from './helpers.js';
+
+function setup(config: Parameters<typeof createStepController>[1] = {}) {
+  const published: StepwiseEvent[] = [];
+  const controller = createStepController({ ids: createSequentialIds(), publish: (event) => published.push(event) }, config);
+  const request = (session_id = 's1', overrides: Partial<PauseRequest> = {}): PauseRequest => ({
+    conv_id: `conv-${session_id}`,
+    session_id,
+    inference_id: 'inf_1',
+    turn_id: 'turn_1',
+    phase: 'after_inference',
+    summary: 'one call',
+    tool_calls: [{ id: 'call_1', name: 'echo', input: { text: 'a' } }],
+    ...overrides,
+  });
+  return { controller, published, request };
+}
+
+const reasonOf = map((resolution: { reason: string }) => resolution.reason);
+
+describe('createStepController', () => {
+  it('should release a wait when the pause is continued', marbles((m) => {
+    const { controller, request } = setup();
+    m.expect(controller.pause(request()).pipe(reasonOf)).toBeObservable('5ms (c|)', { c: 'continued' });
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1' }), 5);
+  }));
+
+  it('should publish paused before waiting and resumed once with its reason', marbles((m) => {
+    const { controller, published, request } = setup();
+    controller.pause(request()).subscribe();
+    m.scheduler.schedule(() => {
+      expect(published.map(labelOf)).toEqual(['paused:after_inference']);
+      controller.submit({ pause_id: 'pause_1', by: 'alice' });
+      expect(published.map(labelOf)).toEqual(['paused:after_inference', 'resumed:continued']);
+      expect(published[1]).toMatchObject({ pause_id: 'pause_1', by: 'alice', at: 3 });
+    }, 3);
+    // The deadline timer went with the resolution: nothing more is published when it would have fired.
+    m.scheduler.schedule(() => expect(published).toHaveLength(2), 31_000);
+  }));
+
+  it('should set the deadline to now plus the pause timeout', marbles((m) => {
+    const { controller, request } = setup({ pauseTimeoutMs: 10_000 });
+    m.scheduler.schedule(() => {
+      controller.pause(request()).subscribe();
+      expect(controller.get('pause_1')).toMatchObject({ deadline_ms: 7 + 10_000, phase: 'after_inference' });
+    }, 7);
+  }));
+
+  it('should resolve at the deadline with the timeout action (continue by default)', marbles((m) => {
+    const { controller, request } = setup();
+    m.expect(controller.pause(request()).pipe(reasonOf)).toBeObservable('30s (t|)', { t: 'timeout' });
+  }));
+
+  it('should map the deny and abort timeout actions to decisions', marbles((m) => {
+    const deny = setup({ pauseTimeoutMs: 1000, timeoutAction: 'deny' });
+    const abort = setup({ pauseTimeoutMs: 1000, timeoutAction: 'abort' });
+    const decision = map((resolution: { decision: { action: string } }) => resolution.decision.action);
+    m.expect(deny.controller.pause(deny.request()).pipe(decision)).toBeObservable('1s (d|)', { d: 'deny' });
+    m.expect(abort.controller.pause(abort.request()).pipe(decision)).toBeObservable('1s (a|)', { a: 'abort' });
+  }));
+
+  it('should release a wait when the run is cancelled, after which lookup fails', marbles((m) => {
+    const { controller, request } = setup();
+    const cancel$ = m.hot('--x');
+    m.expect(controller.pause(request('s1', { cancel$ })).pipe(reasonOf)).toBeObservable('--(x|)', { x: 'cancelled' });
+    m.scheduler.schedule(() => {
+      expect(controller.get('pause_1')).toBeUndefined();
+      const second = controller.submit({ pause_id: 'pause_1' });
+      expect(second.ok || second.error.code).toBe('pause_resolved');
+    }, 3);
+  }));
+
+  it('should resolve as cancelled when unsubscribed, leaving no timer', marbles((m) => {
+    const { controller, published, request } = setup();
+    m.expect(controller.pause(request()), '^--!').toBeObservable('---');
+    m.scheduler.schedule(() => {
+      expect(published.map(labelOf)).toEqual(['paused:after_inference', 'resumed:cancelled']);
+      expect(controller.pending()).toEqual([]);
+    }, 4);
+  }));
+
+  it('should drain every waiting pause of a session on disable and none of another', marbles((m) => {
+    const { controller, request } = setup();
+    controller.enable('s1');
+    controller.enable('s2');
+    m.expect(controller.pause(request('s1')).pipe(reasonOf)).toBeObservable('4ms (d|)', { d: 'disabled' });
+    m.expect(controller.pause(request('s1')).pipe(reasonOf)).toBeObservable('4ms (d|)', { d: 'disabled' });
+    m.expect(controller.pause(request('s2')).pipe(reasonOf)).toBeObservable('30s (t|)', { t: 'timeout' });
+    m.scheduler.schedule(() => {
+      expect(controller.disable('s1')).toBe(2);
+      expect(controller.isEnabled('s1')).toBe(false);
+      expect(controller.isEnabled('s2')).toBe(true);
+    }, 4);
+  }));
+
+  it('should refuse an unknown pause and an already resolved one with distinct errors', marbles((m) => {
+    const { controller, request } = setup();
+    controller.pause(request()).subscribe();
+    m.scheduler.schedule(() => {
+      expect(controller.submit({ pause_id: 'nope' })).toMatchObject({ ok: false, error: { code: 'unknown_pause' } });
+      expect(controller.submit({ pause_id: 'pause_1' })).toMatchObject({ ok: true, pause: { pause_id: 'pause_1' } });
+      const again = controller.submit({ pause_id: 'pause_1' });
+      expect(again).toMatchObject({ ok: false, error: { name: 'StepCommandError', code: 'pause_resolved', details: { reason: 'continued' } } });
+    }, 1);
+  }));
+
+  it('should validate deny and edit commands without resolving the pause', marbles((m) => {
+    const { controller, request } = setup();
+    const validateEdit = (_id: string, args: unknown) => (typeof (args as { text?: unknown }).text === 'string' ? [] : ['text: expected string']);
+    m.expect(controller.pause(request('s1', { validateEdit })).pipe(reasonOf)).toBeObservable('2ms (e|)', { e: 'edited' });
+    m.scheduler.schedule(() => {
+      expect(controller.submit({ pause_id: 'pause_1', action: 'deny', tool_call_ids: ['call_9'] })).toMatchObject({ ok: false, error: { code: 'invalid_action' } });
+      expect(controller.submit({ pause_id: 'pause_1', action: 'edit', edits: { call_1: { text: 3 } } })).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_arguments', details: { edits: { call_1: ['text: expected string'] } } },
+      });
+      expect(controller.submit({ pause_id: 'pause_1', action: 'edit', edits: {} })).toMatchObject({ ok: false, error: { code: 'invalid_action' } });
+      expect(controller.pending()).toHaveLength(1);
+    }, 1);
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1', action: 'edit', edits: { call_1: { text: 'b' } } }), 2);
+  }));
+
+  it('should accept only continue after tools', marbles((m) => {
+    const { controller, request } = setup();
+    controller.pause(request('s1', { phase: 'after_tools', tool_calls: [] })).subscribe();
+    m.scheduler.schedule(() => {
+      expect(controller.submit({ pause_id: 'pause_1', action: 'deny', reason: 'no' })).toMatchObject({ ok: false, error: { code: 'invalid_action' } });
+      expect(controller.submit({ pause_id: 'pause_1', action: 'continue' })).toMatchObject({ ok: true });
+    }, 1);
+  }));
+
+  it('should list pending pauses per session', marbles((m) => {
+    const { controller, request } = setup();
+    controller.pause(request('s1')).subscribe();
+    controller.pause(request('s2')).subscribe();
+    expect(controller.pending('s1').map((pause) => pause.pause_id)).toEqual(['pause_1']);
+    expect(controller.pending().map((pause) => pause.session_id)).toEqual(['s1', 's2']);
+    m.expect(NEVER).toBeObservable('');
+  }));
+
+  it('should fail at factory time on bad options', () => {
+    expect(() => setup({ pauseTimeoutMs: -1 })).toThrow(/pauseTimeoutMs/);
+    expect(() => setup({ timeoutAction: 'explode' as never })).toThrow(/timeoutAction/);
+  });
+});
