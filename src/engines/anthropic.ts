@@ -11,7 +11,7 @@ export interface AnthropicEngineConfig {
   readonly apiKey?: string;
   /** Base URL. Default: the SDK's (`ANTHROPIC_BASE_URL` or api.anthropic.com). */
   readonly baseURL?: string;
-  /** Model name. Default `claude-sonnet-4-5`. */
+  /** Model name. Default `claude-sonnet-4-6`. */
   readonly model?: string;
   /** `max_tokens` per inference (required by the API). Default 8192. */
   readonly maxTokens?: number;
@@ -21,7 +21,7 @@ export interface AnthropicEngineConfig {
   readonly clientOptions?: Omit<ClientOptions, 'apiKey' | 'baseURL' | 'maxRetries'>;
 }
 
-export const ANTHROPIC_DEFAULTS = Object.freeze({ model: 'claude-sonnet-4-5', maxTokens: 8192, maxRetries: 2 });
+export const ANTHROPIC_DEFAULTS = Object.freeze({ model: 'claude-sonnet-4-6', maxTokens: 8192, maxRetries: 2 });
 
 const PROVIDER = 'Anthropic Messages';
 

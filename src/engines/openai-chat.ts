@@ -11,7 +11,7 @@ export interface OpenAIChatEngineConfig {
   readonly apiKey?: string;
   /** Base URL, e.g. `http://127.0.0.1:11434/v1` for Ollama. Default: the SDK's (`OPENAI_BASE_URL` or api.openai.com). */
   readonly baseURL?: string;
-  /** Model name. Default `gpt-4.1-mini`. */
+  /** Model name. Default `gpt-5.4-mini`. */
   readonly model?: string;
   /** SDK retries on 408/409/429/5xx and connection errors. Default 2. */
   readonly maxRetries?: number;
@@ -21,7 +21,7 @@ export interface OpenAIChatEngineConfig {
   readonly clientOptions?: Omit<ClientOptions, 'apiKey' | 'baseURL' | 'maxRetries'>;
 }
 
-export const OPENAI_CHAT_DEFAULTS = Object.freeze({ model: 'gpt-4.1-mini', maxRetries: 2, includeUsage: true });
+export const OPENAI_CHAT_DEFAULTS = Object.freeze({ model: 'gpt-5.4-mini', maxRetries: 2, includeUsage: true });
 
 const PROVIDER = 'OpenAI Chat Completions';
 
