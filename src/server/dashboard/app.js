@@ -1,0 +1,309 @@
+// Wires the page: the conversation picked in the URL hash (#/c/<conv_id>, so a link opens the same
+// conversation in another tab), its WebSocket stream, the transcript, pause cards and controls.
+
+import { ApiError, api, getToken, setToken } from './api.js';
+import { createConversationList } from './conversations.js';
+import { h } from './dom.js';
+import { createEventLog } from './eventlog.js';
+import { createPauseDeck } from './pauses.js';
+import { connectConversation } from './socket.js';
+import { createTimeline } from './timeline.js';
+
+const REFRESH_EVERY_MS = 5000;
+const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
+
+const ui = {
+  conn: byTestId('conn-status'),
+  connLabel: byTestId('conn-status').querySelector('.label'),
+  tokenForm: byTestId('token-form'),
+  tokenInput: byTestId('token-input'),
+  newConv: byTestId('new-conversation'),
+  convList: byTestId('conversation-list'),
+  title: byTestId('conv-title'),
+  meta: byTestId('conv-meta'),
+  stepToggle: byTestId('step-toggle'),
+  runState: byTestId('run-state'),
+  pauseCount: byTestId('pause-count'),
+  cancel: byTestId('cancel-run'),
+  banner: byTestId('error-banner'),
+  timeline: byTestId('timeline'),
+  composer: byTestId('composer'),
+  prompt: byTestId('prompt-input'),
+  send: byTestId('send'),
+  eventLog: byTestId('event-log'),
+  frameCount: byTestId('frame-count'),
+};
+
+const state = {
+  convId: null,
+  connection: null,
+  deck: null,
+  timeline: null,
+  clockOffsetMs: 0,
+  running: false,
+  stepBusy: false,
+  dropped: false,
+};
+
+const eventLog = createEventLog(ui.eventLog, ui.frameCount);
+const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
+
+// ---- errors -------------------------------------------------------------------------------------
+
+function showError(failure, context) {
+  const message = failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure);
+  const code = failure instanceof ApiError ? failure.code : 'error';
+  ui.banner.replaceChildren(
+    h('span', { class: 'banner-text', testid: 'error-message', text: `${context ? `${context}: ` : ''}${message}` }),
+    h('code', { class: 'muted', text: code }),
+    h('button', { type: 'button', class: 'btn ghost small', text: 'Dismiss', on: { click: clearError } }),
+  );
+  ui.banner.dataset.code = code;
+  ui.banner.hidden = false;
+}
+
+function clearError() {
+  ui.banner.hidden = true;
+  ui.banner.replaceChildren();
+}
+
+// ---- conversation list and header ---------------------------------------------------------------
+
+let refreshTimer = null;
+async function refreshConversations() {
+  clearTimeout(refreshTimer);
+  try {
+    const reply = await api.listConversations();
+    conversations.set(reply.conversations);
+    const current = state.convId && conversations.find(state.convId);
+    if (current) {
+      setRunning(Boolean(current.running) || (state.timeline?.running ?? false));
+      if (!state.stepBusy) ui.stepToggle.checked = Boolean(current.step_mode);
+    }
+  } catch (failure) {
+    if (failure instanceof ApiError && failure.status === 401) showError(failure, 'Enter an access token');
+  } finally {
+    refreshTimer = setTimeout(refreshConversations, REFRESH_EVERY_MS);
+  }
+}
+
+function setRunning(running) {
+  state.running = running;
+  ui.runState.textContent = running ? 'running' : 'idle';
+  ui.runState.className = `badge ${running ? 'running' : 'idle'}`;
+  ui.cancel.disabled = !running || !state.convId;
+}
+
+function updatePauseCount() {
+  const open = state.deck?.openCount ?? 0;
+  ui.pauseCount.hidden = open === 0;
+  ui.pauseCount.textContent = `${open} paused`;
+}
+
+async function fillPrompts() {
+  if (!state.convId) return;
+  const convId = state.convId;
+  try {
+    const conv = await api.getConversation(convId);
+    if (state.convId === convId) state.timeline.fillPrompts(conv.turns);
+  } catch {
+    // Prompts are a nicety; the stream itself is what matters.
+  }
+}
+
+// ---- the stream ---------------------------------------------------------------------------------
+
+function onHello(hello, { clockOffsetMs, resumed }) {
+  state.clockOffsetMs = clockOffsetMs;
+  ui.meta.textContent = `session ${hello.session_id ?? '?'} · last seq ${hello.last_seq ?? 0}`;
+  if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
+  for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
+  updatePauseCount();
+  refreshConversations();
+}
+
+function onFrame(event) {
+  eventLog.append(event);
+  state.timeline.apply(event);
+  switch (event.type) {
+    case 'run.start':
+      setRunning(true);
+      fillPrompts();
+      break;
+    case 'run.end':
+      setRunning(false);
+      fillPrompts();
+      refreshConversations();
+      break;
+    case 'debugger.resume':
+      if (event.reason === 'disabled') ui.stepToggle.checked = false;
+      break;
+    default:
+  }
+  if (event.type.startsWith('debugger.')) updatePauseCount();
+}
+
+function onStatus(status, detail = {}) {
+  ui.conn.dataset.state = status;
+  const labels = {
+    connecting: 'connecting…',
+    open: 'live',
+    reconnecting: detail.retryInMs !== undefined ? `reconnecting in ${(detail.retryInMs / 1000).toFixed(1)} s` : 'reconnecting…',
+    closed: 'offline',
+  };
+  ui.connLabel.textContent = labels[status] ?? status;
+  if (status === 'reconnecting' && detail.code !== undefined && !state.dropped) {
+    state.dropped = true;
+    eventLog.mark(`connection lost (code ${detail.code})`);
+    // A refused upgrade looks like any drop to the browser; an HTTP call tells us if it was auth.
+    refreshConversations();
+  }
+  if (status === 'open') state.dropped = false;
+}
+
+function selectConversation(convId) {
+  state.connection?.close();
+  state.deck?.dispose();
+  clearError();
+  state.convId = convId;
+  state.clockOffsetMs = 0;
+  eventLog.reset();
+  conversations.select(convId);
+  ui.title.textContent = convId ?? 'No conversation';
+  ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
+  const known = convId && conversations.find(convId);
+  ui.stepToggle.checked = Boolean(known?.step_mode);
+  ui.stepToggle.disabled = !convId;
+  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
+  state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
+  setRunning(false);
+  updatePauseCount();
+  if (!convId) {
+    state.connection = null;
+    onStatus('closed');
+    return;
+  }
+  // since_seq=0 replays the conversation's buffered frames: that is the hydration on load.
+  state.connection = connectConversation(convId, { onHello, onFrame, onStatus, sinceSeq: 0 });
+}
+
+// ---- routing ------------------------------------------------------------------------------------
+
+const convFromHash = () => {
+  const match = /^#\/c\/([A-Za-z0-9_-]{1,128})$/.exec(location.hash);
+  return match ? match[1] : null;
+};
+
+function navigate(convId) {
+  if (convFromHash() === convId) return;
+  location.hash = `#/c/${convId}`;
+}
+
+const newConvId = () => `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+window.addEventListener('hashchange', () => {
+  const convId = convFromHash();
+  if (convId !== state.convId) selectConversation(convId);
+});
+
+// ---- controls -----------------------------------------------------------------------------------
+
+ui.newConv.addEventListener('click', () => {
+  navigate(newConvId());
+  ui.prompt.focus();
+});
+
+ui.composer.addEventListener('submit', async (submitEvent) => {
+  submitEvent.preventDefault();
+  const prompt = ui.prompt.value.trim();
+  if (!prompt) return;
+  if (!state.convId) {
+    // The socket joins (and so creates) the conversation before the first /chat: nothing is missed.
+    const convId = newConvId();
+    navigate(convId);
+    selectConversation(convId);
+  }
+  const body = { prompt, conv_id: state.convId };
+  if (ui.stepToggle.checked) body.overrides = { step_mode: true };
+  ui.send.disabled = true;
+  state.timeline.expectPrompt(prompt);
+  try {
+    await api.chat(body);
+    ui.prompt.value = '';
+    clearError();
+  } catch (failure) {
+    state.timeline.expectPrompt(null);
+    showError(failure, 'Could not send');
+  } finally {
+    ui.send.disabled = false;
+  }
+});
+
+ui.prompt.addEventListener('keydown', (keyEvent) => {
+  if (keyEvent.key === 'Enter' && !keyEvent.shiftKey && !keyEvent.isComposing) {
+    keyEvent.preventDefault();
+    ui.composer.requestSubmit();
+  }
+});
+
+ui.cancel.addEventListener('click', async () => {
+  if (!state.convId) return;
+  ui.cancel.disabled = true;
+  try {
+    const reply = await api.cancel(state.convId);
+    if (!reply.cancelled) setRunning(false);
+  } catch (failure) {
+    showError(failure, 'Could not cancel');
+    setRunning(state.running);
+  }
+});
+
+ui.stepToggle.addEventListener('change', async () => {
+  if (!state.convId) return;
+  const on = ui.stepToggle.checked;
+  state.stepBusy = true;
+  ui.stepToggle.disabled = true;
+  try {
+    await api.setStepMode(state.convId, on);
+    clearError();
+  } catch (failure) {
+    ui.stepToggle.checked = !on;
+    showError(failure, `Could not ${on ? 'enable' : 'disable'} step mode${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`);
+  } finally {
+    state.stepBusy = false;
+    ui.stepToggle.disabled = false;
+  }
+});
+
+ui.tokenForm.addEventListener('submit', (submitEvent) => {
+  submitEvent.preventDefault();
+  setToken(ui.tokenInput.value.trim());
+  ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
+  clearError();
+  refreshConversations();
+  selectConversation(state.convId);
+});
+
+// ---- start --------------------------------------------------------------------------------------
+
+ui.tokenInput.value = getToken();
+ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
+selectConversation(convFromHash());
+refreshConversations();
+
+// For people poking at the page from devtools, and for tests that need to look inside.
+window.__stepwise = {
+  get convId() {
+    return state.convId;
+  },
+  get lastSeq() {
+    return state.connection?.lastSeq ?? 0;
+  },
+  get duplicatesDropped() {
+    return state.connection?.duplicates ?? 0;
+  },
+  /** Closes the socket as a network failure would; the page must resume by itself. */
+  dropSocket() {
+    state.connection?.drop();
+  },
+};

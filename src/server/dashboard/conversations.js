@@ -1,0 +1,59 @@
+// The sidebar: the caller's conversations from GET /conversations, refreshed on run boundaries and
+// every few seconds so step mode and running flags set from another dashboard show up here too.
+
+import { formatClock, h } from './dom.js';
+
+export function createConversationList(list, { onPick }) {
+  let items = [];
+  let selected = null;
+
+  const render = () => {
+    if (items.length === 0) {
+      list.replaceChildren(h('li', { class: 'conv-empty', text: 'No conversations yet.' }));
+      return;
+    }
+    const sorted = [...items].sort((a, b) => String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')));
+    list.replaceChildren(
+      ...sorted.map((conv) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            {
+              type: 'button',
+              class: `conv${conv.conv_id === selected ? ' selected' : ''}`,
+              testid: 'conversation-item',
+              data: { convId: conv.conv_id, running: String(Boolean(conv.running)), stepMode: String(Boolean(conv.step_mode)) },
+              on: { click: () => onPick(conv.conv_id) },
+            },
+            h('span', { class: `dot ${conv.running ? 'live' : ''}`, title: conv.running ? 'running' : 'idle' }),
+            h('span', { class: 'conv-id', text: conv.conv_id }),
+            conv.step_mode ? h('span', { class: 'badge step', text: 'step' }) : null,
+            h('span', { class: 'conv-time muted', text: createdAt(conv.created_at) }),
+          ),
+        ),
+      ),
+    );
+  };
+
+  return {
+    set(conversations) {
+      items = Array.isArray(conversations) ? conversations : [];
+      render();
+    },
+    select(convId) {
+      selected = convId;
+      render();
+    },
+    find(convId) {
+      return items.find((conv) => conv.conv_id === convId);
+    },
+  };
+}
+
+function createdAt(value) {
+  if (value === undefined || value === null) return '';
+  const ms = typeof value === 'number' ? value : Date.parse(value);
+  return Number.isNaN(ms) ? '' : formatClock(ms);
+}

@@ -1,0 +1,243 @@
+// Pause cards: one per pause_id, whatever told us about it first (a debugger.pause frame or the
+// pending_pauses of ws.hello). A card decides by POST /debug/continue and closes only when
+// debugger.resume arrives, so every dashboard on the conversation closes it at the same moment.
+
+import { ApiError } from './api.js';
+import { formatClock, h, pretty } from './dom.js';
+
+const REASON_TEXT = {
+  continued: 'Continued',
+  denied: 'Denied',
+  edited: 'Continued with edited arguments',
+  timeout: 'Deadline passed (timeout action applied)',
+  disabled: 'Step mode disabled',
+  cancelled: 'Run cancelled',
+};
+
+/** The SPEC §2 pause object from either a debugger.pause frame or a hello's pending pause. */
+export function normalizePause(source) {
+  const meta = source.metadata ?? {};
+  const calls = source.tool_calls ?? source.extra?.tool_calls ?? source.extra?.pending_tools ?? [];
+  return {
+    pause_id: source.pause_id ?? source.id,
+    phase: source.phase ?? 'after_inference',
+    summary: source.summary ?? '',
+    deadline_ms: Number(source.deadline_ms) || 0,
+    inference_id: source.inference_id ?? meta.inference_id,
+    tool_calls: (Array.isArray(calls) ? calls : [])
+      .filter((call) => call && typeof call === 'object')
+      .map((call) => ({ id: call.id ?? call.tool_call_id, name: call.name ?? '?', input: call.input ?? call.args ?? call.arguments ?? {} })),
+  };
+}
+
+const formatRemaining = (ms) => {
+  if (ms <= 0) return 'deadline reached';
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s left`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes}:${String(Math.floor(seconds % 60)).padStart(2, '0')} left`;
+};
+
+/**
+ * Manages the cards. `decide(body)` posts a decision; `serverNow()` is the browser clock corrected
+ * by the hello's server_time, so countdowns agree across machines whose clocks disagree.
+ */
+export function createPauseDeck({ decide, serverNow, convId }) {
+  const cards = new Map();
+
+  const tick = () => {
+    const now = serverNow();
+    for (const card of cards.values()) if (card.open) card.render(now);
+  };
+  const timer = setInterval(tick, 200);
+
+  const buildCard = (pause) => {
+    const isEdit = pause.phase === 'after_inference' && pause.tool_calls.length > 0;
+    const countdown = h('span', { class: 'countdown', testid: 'pause-countdown' });
+    const bar = h('div', { class: 'bar' });
+    const error = h('div', { class: 'inline-error', testid: 'pause-error', role: 'alert', hidden: true });
+    const resolution = h('div', { class: 'resolution', testid: 'pause-resolution', hidden: true });
+    const reason = h('input', { class: 'input', type: 'text', placeholder: 'reason the model will see', testid: 'deny-reason' });
+    const calls = pause.tool_calls.map((call) => {
+      const select = h('input', { type: 'checkbox', checked: true, testid: 'deny-select', data: { toolCallId: call.id } });
+      const original = pretty(call.input);
+      const editor = h('textarea', { class: 'editor', spellcheck: false, rows: Math.min(12, original.split('\n').length + 1), testid: 'edit-args', data: { toolCallId: call.id } });
+      editor.value = original;
+      const editError = h('div', { class: 'inline-error', testid: 'edit-error', role: 'alert', hidden: true });
+      const node = h(
+        'div',
+        { class: 'pause-call', testid: 'pause-call', data: { toolCallId: call.id, name: call.name } },
+        h('label', { class: 'call-head' }, h('span', { class: 'only-deny' }, select), h('strong', { testid: 'pause-call-name', text: call.name }), h('code', { class: 'muted', text: call.id })),
+        h('pre', { class: 'only-view', testid: 'pause-call-args', text: original }),
+        h('div', { class: 'only-edit' }, editor, editError),
+      );
+      return { call, select, editor, editError, original, node };
+    });
+
+    const buttons = [];
+    const button = (label, testid, cls, onClick) => {
+      const node = h('button', { type: 'button', class: `btn ${cls}`, testid, text: label, on: { click: onClick } });
+      buttons.push(node);
+      return node;
+    };
+
+    const node = h(
+      'div',
+      { class: 'pause', testid: 'pause-card', data: { pauseId: pause.pause_id, phase: pause.phase, state: 'open', mode: 'view' } },
+      h('div', { class: 'pause-head' }, h('span', { class: 'pause-icon', text: '⏸' }), h('strong', { text: 'Paused' }), h('span', { class: 'badge phase', testid: 'pause-phase', text: pause.phase.replace('_', ' ') }), h('span', { class: 'spacer' }), countdown),
+      h('div', { class: 'progress' }, bar),
+      h('p', { class: 'summary', testid: 'pause-summary', text: pause.summary || '(no summary)' }),
+      calls.length ? h('div', { class: 'pause-calls' }, calls.map((c) => c.node)) : null,
+      h('div', { class: 'only-deny deny-row' }, reason),
+      error,
+      h(
+        'div',
+        { class: 'pause-actions' },
+        h('span', { class: 'only-view' }, button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' })), isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny')) : null, isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit')) : null),
+        h('span', { class: 'only-deny' }, button('Deny selected', 'deny-submit', 'danger', () => submitDeny()), button('Back', 'deny-back', 'ghost', () => setMode('view'))),
+        h('span', { class: 'only-edit' }, button('Run with edits', 'edit-submit', 'primary', () => submitEdit()), button('Back', 'edit-back', 'ghost', () => setMode('view'))),
+      ),
+      resolution,
+    );
+
+    const showError = (message) => {
+      error.textContent = message;
+      error.hidden = !message;
+    };
+
+    function setMode(mode) {
+      node.dataset.mode = mode;
+      showError('');
+      if (mode === 'edit') calls[0]?.editor.focus();
+      if (mode === 'deny') reason.focus();
+    }
+
+    const setBusy = (busy) => {
+      node.dataset.busy = busy ? 'true' : 'false';
+      for (const b of buttons) b.disabled = busy || !card.open;
+    };
+
+    async function send(decision) {
+      showError('');
+      setBusy(true);
+      try {
+        await decide({ pause_id: pause.pause_id, conv_id: convId, ...decision });
+        // Closing waits for debugger.resume, which every dashboard receives, so they close together.
+        node.dataset.state = card.open ? 'resolving' : node.dataset.state;
+      } catch (failure) {
+        const message = failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure);
+        showError(message);
+        if (failure instanceof ApiError && failure.code === 'invalid_arguments') markEditErrors(failure.details);
+        setBusy(false);
+      }
+    }
+
+    function submitDeny() {
+      const chosen = calls.filter((c) => c.select.checked).map((c) => c.call.id);
+      if (chosen.length === 0) return showError('Choose at least one tool call to deny.');
+      const decision = { action: 'deny', reason: reason.value.trim() || 'denied by operator' };
+      // All chosen means "deny all": say so by omitting the list, as the contract allows.
+      if (chosen.length < calls.length) decision.tool_call_ids = chosen;
+      return send(decision);
+    }
+
+    function submitEdit() {
+      const edits = {};
+      let invalid = false;
+      for (const c of calls) {
+        c.editError.hidden = true;
+        let value;
+        try {
+          value = JSON.parse(c.editor.value);
+        } catch (failure) {
+          invalid = true;
+          c.editError.textContent = `Invalid JSON: ${failure.message}`;
+          c.editError.hidden = false;
+          c.editor.classList.add('invalid');
+          continue;
+        }
+        c.editor.classList.remove('invalid');
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+          invalid = true;
+          c.editError.textContent = 'Arguments must be a JSON object.';
+          c.editError.hidden = false;
+          continue;
+        }
+        if (JSON.stringify(value) !== JSON.stringify(c.call.input)) edits[c.call.id] = value;
+      }
+      // Nothing leaves the page while any editor holds something that is not a JSON object.
+      if (invalid) return showError('Fix the arguments marked below; nothing was sent.');
+      if (Object.keys(edits).length === 0) return showError('No arguments changed: use Continue to run them as they are.');
+      return send({ action: 'edit', edits });
+    }
+
+    function markEditErrors(details) {
+      const text = pretty(details);
+      for (const c of calls) {
+        if (!text.includes(c.call.id)) continue;
+        c.editError.textContent = 'The tool schema rejects these arguments (see above).';
+        c.editError.hidden = false;
+        c.editor.classList.add('invalid');
+      }
+    }
+
+    for (const c of calls) c.editor.addEventListener('input', () => c.editor.classList.remove('invalid'));
+
+    let total = 0;
+    const card = {
+      node,
+      open: true,
+      render(now) {
+        const remaining = pause.deadline_ms - now;
+        total = Math.max(total, remaining);
+        node.dataset.remainingMs = String(Math.max(0, Math.round(remaining)));
+        countdown.textContent = formatRemaining(remaining);
+        countdown.classList.toggle('urgent', remaining < 5000);
+        bar.style.width = `${total > 0 ? Math.max(0, Math.min(100, (remaining / total) * 100)) : 0}%`;
+      },
+      resolve(event) {
+        card.open = false;
+        node.dataset.state = 'resolved';
+        node.dataset.reason = event.reason ?? '';
+        node.dataset.mode = 'view';
+        showError('');
+        for (const b of buttons) b.disabled = true;
+        const label = REASON_TEXT[event.reason] ?? event.reason ?? 'resolved';
+        resolution.textContent = `${label}${event.by ? ` by ${event.by}` : ''}${event.at ? ` at ${formatClock(event.at)}` : ''}`;
+        resolution.hidden = false;
+        countdown.textContent = event.reason ?? 'resolved';
+        countdown.classList.remove('urgent');
+      },
+    };
+    card.render(serverNow());
+    return card;
+  };
+
+  return {
+    /** Returns the card for this pause, creating it the first time the pause is heard of. */
+    open(source) {
+      const pause = normalizePause(source);
+      let card = cards.get(pause.pause_id);
+      if (!card) {
+        card = buildCard(pause);
+        cards.set(pause.pause_id, card);
+      }
+      return card.node;
+    },
+    /** Closes the card for a debugger.resume, showing why. */
+    resolve(event) {
+      const card = cards.get(event.pause_id ?? event.id);
+      if (card?.open) card.resolve(event);
+    },
+    /** Pauses still open here, for the header counter. */
+    get openCount() {
+      let count = 0;
+      for (const card of cards.values()) if (card.open) count += 1;
+      return count;
+    },
+    dispose() {
+      clearInterval(timer);
+      cards.clear();
+    },
+  };
+}

@@ -1,0 +1,246 @@
+// The transcript of a conversation, built from SEM frames: one card per run, holding the streamed
+// assistant text, every tool call from request to result, pause cards, errors and usage.
+
+import { formatMs, h, keepPinned, pretty } from './dom.js';
+
+const same = (a, b) => {
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
+};
+
+const shortId = (id) => (typeof id === 'string' && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
+
+function createRun(event) {
+  const status = h('span', { class: 'badge running', testid: 'run-status', text: 'running' });
+  const prompt = h('div', { class: 'msg user', testid: 'user-prompt', hidden: true });
+  const steps = h('div', { class: 'steps' });
+  const usage = h('div', { class: 'usage', testid: 'run-usage' });
+  const error = h('div', { class: 'run-error', testid: 'run-error', hidden: true });
+  const node = h(
+    'article',
+    { class: 'run', testid: 'run', data: { inferenceId: event.inference_id ?? '', turnId: event.turn_id ?? '', status: 'running' } },
+    h(
+      'header',
+      { class: 'run-head' },
+      h('span', { class: 'run-title', text: 'Run' }),
+      h('code', { class: 'muted', title: event.inference_id ?? '', text: shortId(event.inference_id) }),
+      h('span', { class: 'spacer' }),
+      status,
+    ),
+    prompt,
+    steps,
+    error,
+    h('footer', { class: 'run-foot' }, usage),
+  );
+  return { node, status, prompt, steps, usage, error, tools: new Map(), message: null, tokens: { input: 0, output: 0 }, turnId: event.turn_id };
+}
+
+function createToolCard(event) {
+  const state = h('span', { class: 'badge requested', testid: 'tool-state', text: 'requested' });
+  const duration = h('span', { class: 'muted', testid: 'tool-duration' });
+  const ran = h('div', { class: 'tool-section', hidden: true });
+  const result = h('div', { class: 'tool-section', hidden: true });
+  const node = h(
+    'div',
+    { class: 'tool', testid: 'tool-call', data: { toolCallId: event.id ?? '', name: event.name ?? '', state: 'requested' } },
+    h('div', { class: 'tool-head' }, h('span', { class: 'tool-icon', text: '⚙' }), h('strong', { testid: 'tool-name', text: event.name ?? '?' }), h('code', { class: 'muted', text: shortId(event.id) }), h('span', { class: 'spacer' }), duration, state),
+    h('div', { class: 'tool-section' }, h('div', { class: 'label', text: 'arguments' }), h('pre', { testid: 'tool-args', text: pretty(event.input) })),
+    ran,
+    result,
+  );
+  return { node, state, duration, ran, result, input: event.input };
+}
+
+function setState(tool, name, label = name) {
+  tool.node.dataset.state = name;
+  tool.state.className = `badge ${name}`;
+  tool.state.textContent = label;
+}
+
+/** Creates the transcript inside `pane`. `pauses` places and resolves pause cards (see pauses.js). */
+export function createTimeline(pane, { pauses }) {
+  let runs = [];
+  let current = null;
+  let pendingPrompt = null;
+
+  const empty = () =>
+    h('div', { class: 'empty', testid: 'timeline-empty' }, h('div', { class: 'empty-title', text: 'Nothing here yet' }), h('div', { text: 'Send a prompt below. With step mode on, the run stops before each tool call so you can inspect, edit or deny it.' }));
+
+  const reset = () => {
+    runs = [];
+    current = null;
+    pendingPrompt = null;
+    pane.replaceChildren(empty());
+  };
+
+  const startRun = (event) => {
+    pane.querySelector('[data-testid="timeline-empty"]')?.remove();
+    current = createRun(event);
+    runs.push(current);
+    if (pendingPrompt !== null) {
+      showPrompt(current, pendingPrompt);
+      pendingPrompt = null;
+    }
+    pane.append(current.node);
+    return current;
+  };
+
+  // Frames of a run whose run.start fell out of the server's buffer still need a home.
+  const ensureRun = (event) => current ?? startRun({ inference_id: event.metadata?.inference_id ?? '(earlier)' });
+
+  const showPrompt = (run, text) => {
+    if (!text) return;
+    run.prompt.textContent = text;
+    run.prompt.hidden = false;
+  };
+
+  const assistantMessage = (run) => {
+    if (!run.message) {
+      const body = h('div', { class: 'msg-body', testid: 'assistant-body' });
+      const meta = h('div', { class: 'msg-meta', testid: 'assistant-meta' });
+      const node = h('div', { class: 'msg assistant streaming', testid: 'assistant-text', data: { state: 'streaming' } }, body, meta);
+      run.message = { node, body, meta };
+      run.steps.append(node);
+    }
+    return run.message;
+  };
+
+  const finishMessage = (run, event) => {
+    const message = assistantMessage(run);
+    const text = typeof event.text === 'string' ? event.text : message.body.textContent;
+    message.body.textContent = text;
+    message.node.classList.remove('streaming');
+    message.node.dataset.state = 'final';
+    if (!text) message.node.classList.add('no-text');
+    const meta = event.metadata ?? {};
+    const usage = meta.usage ?? {};
+    run.tokens.input += Number(usage.input_tokens) || 0;
+    run.tokens.output += Number(usage.output_tokens) || 0;
+    const parts = [meta.model, usage.input_tokens !== undefined && `${usage.input_tokens} in / ${usage.output_tokens ?? 0} out tokens`, meta.stop_reason && `stop: ${meta.stop_reason}`, formatMs(meta.duration_ms)];
+    message.meta.textContent = parts.filter(Boolean).join(' · ');
+    run.usage.textContent = `usage: ${run.tokens.input} input + ${run.tokens.output} output tokens`;
+    run.message = null;
+  };
+
+  const toolFor = (run, event) => {
+    let tool = run.tools.get(event.id);
+    if (!tool) {
+      tool = createToolCard(event);
+      run.tools.set(event.id, tool);
+      run.steps.append(tool.node);
+    }
+    return tool;
+  };
+
+  const handlers = {
+    'run.start': (event) => startRun(event),
+    'llm.start': (event) => {
+      const run = ensureRun(event);
+      run.message = null;
+      assistantMessage(run);
+    },
+    'llm.delta': (event) => {
+      const message = assistantMessage(ensureRun(event));
+      message.body.textContent = typeof event.cumulative === 'string' ? event.cumulative : message.body.textContent + (event.delta ?? '');
+    },
+    'llm.final': (event) => finishMessage(ensureRun(event), event),
+    'llm.error': (event) => {
+      const run = ensureRun(event);
+      if (run.message) {
+        run.message.node.classList.remove('streaming');
+        run.message.node.dataset.state = 'failed';
+        run.message = null;
+      }
+      run.steps.append(h('div', { class: 'event-error', testid: 'llm-error' }, h('strong', { text: 'model error' }), ` ${event.message ?? ''}`, event.code ? h('code', { class: 'muted', text: ` ${event.code}` }) : null));
+    },
+    'tool.start': (event) => toolFor(ensureRun(event), event),
+    'tool.delta': (event) => {
+      const tool = toolFor(ensureRun(event), event);
+      setState(tool, 'running');
+      const input = event.patch?.input;
+      if (event.patch && 'input' in event.patch && !same(input, tool.input)) {
+        tool.node.dataset.edited = 'true';
+        tool.ran.replaceChildren(h('div', { class: 'label warn', text: 'ran with (edited by operator)' }), h('pre', { testid: 'tool-exec-args', text: pretty(input) }));
+        tool.ran.hidden = false;
+      }
+    },
+    'tool.result': (event) => {
+      const tool = toolFor(ensureRun(event), event);
+      const failed = event.error !== undefined && event.error !== null && event.error !== '';
+      setState(tool, failed ? 'error' : 'ok', failed ? 'error' : 'ok');
+      tool.result.replaceChildren(
+        h('div', { class: `label ${failed ? 'bad' : 'good'}`, text: failed ? 'error' : 'result' }),
+        h('pre', { class: failed ? 'bad' : '', testid: failed ? 'tool-error' : 'tool-result', text: pretty(failed ? event.error : event.result) }),
+      );
+      tool.result.hidden = false;
+    },
+    'tool.done': (event) => {
+      const tool = toolFor(ensureRun(event), event);
+      tool.node.dataset.done = 'true';
+      tool.duration.textContent = formatMs(event.duration_ms);
+    },
+    'debugger.pause': (event) => {
+      const run = ensureRun(event);
+      run.steps.append(pauses.open(event));
+    },
+    'debugger.resume': (event) => pauses.resolve(event),
+    'run.end': (event) => {
+      const run = ensureRun(event);
+      const status = event.status ?? 'completed';
+      run.node.dataset.status = status;
+      run.status.className = `badge ${status}`;
+      run.status.textContent = status.replace('_', ' ');
+      if (event.error) {
+        run.error.textContent = typeof event.error === 'string' ? event.error : pretty(event.error);
+        run.error.hidden = false;
+      }
+      if (run.message) run.message.node.classList.remove('streaming');
+      current = null;
+    },
+    log: (event) => {
+      if (event.level !== 'warn' && event.level !== 'error') return;
+      ensureRun(event).steps.append(h('div', { class: `log ${event.level}`, testid: 'log-line', text: `${event.level}: ${event.message ?? ''}` }));
+    },
+  };
+
+  reset();
+
+  return {
+    reset,
+    /** Renders one frame; unknown types are left to the event log. */
+    apply(event) {
+      const handler = handlers[event.type];
+      if (handler) keepPinned(pane, () => handler(event));
+    },
+    /** Remembers the prompt just sent, for the run.start that may arrive before the /chat reply. */
+    expectPrompt(text) {
+      pendingPrompt = text;
+    },
+    /** Fills prompts of runs (other dashboards, replays) from the conversation's turns. */
+    fillPrompts(turns) {
+      for (const run of runs) {
+        if (!run.prompt.hidden || !run.turnId) continue;
+        const turn = turns?.find((candidate) => candidate.id === run.turnId);
+        const user = turn?.blocks?.filter((block) => block.kind === 'user').at(-1);
+        showPrompt(run, textOf(user?.payload));
+      }
+    },
+    /** Places a card opened from ws.hello (a pause older than the replayed frames) at the end. */
+    placePause(card) {
+      if (!card.isConnected) keepPinned(pane, () => (current?.steps ?? pane).append(card));
+    },
+    get running() {
+      return current !== null;
+    },
+  };
+}
+
+function textOf(payload) {
+  if (typeof payload === 'string') return payload;
+  if (!payload || typeof payload !== 'object') return '';
+  for (const key of ['text', 'prompt', 'content']) if (typeof payload[key] === 'string') return payload[key];
+  return '';
+}
