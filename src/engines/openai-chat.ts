@@ -94,7 +94,8 @@ function createChatAccumulator(requestedModel: string): ChunkAccumulator<ChatCom
         const index = fragment.index ?? position;
         const call = calls.get(index) ?? { id: '', name: '', args: '' };
         if (fragment.id) call.id = fragment.id;
-        if (fragment.function?.name) call.name += fragment.function.name;
+        // Replaced, not appended, as the SDK's own ChatCompletionStream does: some servers repeat it per fragment.
+        if (fragment.function?.name) call.name = fragment.function.name;
         if (fragment.function?.arguments) call.args += fragment.function.arguments;
         calls.set(index, call);
       });
