@@ -1,0 +1,140 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { WebSocketServer } from 'ws';
+import { createStepwise, type Stepwise, type StepwiseConfig } from '../sessions/runtime.js';
+import { requireCaller, type TokenTable } from './auth.js';
+import type { ServerContext } from './context.js';
+import { HttpError, sendError } from './errors.js';
+import { createFrameEncoder } from './frame-encoder.js';
+import { chatRoutes } from './routes-chat.js';
+import { conversationRoutes } from './routes-conversations.js';
+import { debugRoutes } from './routes-debug.js';
+import { dashboardRoutes } from './static.js';
+import { createWsForwarder } from './ws-forwarder.js';
+import { createUpgradeHandler } from './ws-upgrade.js';
+
+export interface ServerOptions {
+  /** The runtime this server owns (engine, tools, step settings); it is disposed with the server. */
+  readonly runtime: StepwiseConfig;
+  /** Debug mode: the `/debug/*` routes and step mode. Default off. */
+  readonly debug?: boolean;
+  /** token → user. Default none: single-user, no token needed. */
+  readonly tokens?: TokenTable;
+  /** Browser origins allowed on the WebSocket besides the server's own. Default none. */
+  readonly allowedOrigins?: readonly string[];
+  /** A WebSocket client's send budget before it is closed with 1013. Default 8 MiB. */
+  readonly maxClientBufferBytes?: number;
+  /** The dashboard's static folder. Default `src/server/dashboard`, found from this module. */
+  readonly dashboardDir?: string;
+  /** Told about every unexpected (500) error, e.g. to log it. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface StepwiseServer {
+  readonly app: Express;
+  /** Not listening yet: the caller (the CLI, a test) calls `listen`. */
+  readonly http: Server;
+  readonly stepwise: Stepwise;
+  /** Stops accepting, cancels every run, closes every socket. Idempotent. */
+  close(): Promise<void>;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/** Which methods each route answers; any other method gets 405 with `Allow`. */
+const ROUTES: readonly (readonly [string, string])[] = [
+  ['/chat', 'POST'],
+  ['/chat/cancel', 'POST'],
+  ['/conversations', 'GET'],
+  ['/conversations/:conv_id', 'GET'],
+  ['/hydrate', 'GET'],
+  ['/debug/step/enable', 'POST'],
+  ['/debug/step/disable', 'POST'],
+  ['/debug/continue', 'POST'],
+  ['/debug/pauses', 'GET'],
+  ['/healthz', 'GET'],
+];
+
+/** Builds the express app and the WebSocket server on one http server; reads no env, never listens. */
+export function createServer(options: ServerOptions): StepwiseServer {
+  const stepwise = createStepwise(options.runtime);
+  // Subscribed before any client, so it sees every event first and in hub order.
+  const encoder = createFrameEncoder(stepwise.hub);
+  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false };
+  const tokens: TokenTable = options.tokens ?? new Map();
+  const app = buildApp(context, tokens, options);
+  const http = createHttpServer(app);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const forwarder = createWsForwarder(
+    stepwise,
+    encoder,
+    options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes },
+  );
+  http.on('upgrade', createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins: options.allowedOrigins ?? [] }));
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      // Runs end first, so their `run.end` frames are flushed before the sockets close.
+      stepwise.dispose();
+      forwarder.dispose();
+      encoder.dispose();
+      const stragglers = setTimeout(() => {
+        for (const ws of wss.clients) ws.terminate();
+      }, 1000);
+      stragglers.unref();
+      wss.close();
+      http.close(() => resolve());
+      http.closeIdleConnections();
+      setTimeout(() => http.closeAllConnections(), 1000).unref();
+    });
+    return closing;
+  };
+  return { app, http, stepwise, close };
+}
+
+function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.use(dashboardRoutes(options.dashboardDir));
+  app.use(['/chat', '/conversations', '/hydrate', '/debug'], requireCaller(tokens));
+  app.use(express.json({ limit: BODY_LIMIT }));
+  app.use(chatRoutes(context), conversationRoutes(context), debugRoutes(context));
+  app.get('/ws', () => {
+    throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
+  });
+  for (const [path, method] of ROUTES) {
+    app.all(path, (_req, res) => {
+      res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
+      throw new HttpError(405, 'method_not_allowed', `${path} accepts ${method} only`);
+    });
+  }
+  app.use((req) => {
+    throw new HttpError(404, 'not_found', `no route ${req.method} ${req.path}`);
+  });
+  app.use(errorHandler(options.onError));
+  return app;
+}
+
+function errorHandler(onError: ((error: unknown) => void) | undefined) {
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+    sendError(res, toHttpError(error, onError));
+  };
+}
+
+/** body-parser's failures keep their meaning: 413 too large, 400 malformed JSON; the rest is a 500. */
+function toHttpError(error: unknown, onError: ((error: unknown) => void) | undefined): HttpError {
+  if (error instanceof HttpError) return error;
+  const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
+  if (type === 'entity.too.large') return new HttpError(413, 'payload_too_large', `the body is over ${BODY_LIMIT} bytes`);
+  if (type === 'entity.parse.failed') return new HttpError(400, 'invalid_json', 'the body is not valid JSON');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new HttpError(status, 'bad_request', error instanceof Error ? error.message : 'bad request');
+  }
+  onError?.(error);
+  return new HttpError(500, 'internal', 'internal server error');
+}

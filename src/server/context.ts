@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import type { Session } from '../sessions/session.js';
+import type { Stepwise } from '../sessions/runtime.js';
+import { mayAccess, type Caller } from './auth.js';
+import { forbidden, HttpError, notFound } from './errors.js';
+import type { FrameEncoder } from './frame-encoder.js';
+
+/** What every route needs: the runtime, the frame encoder and the server's switches. */
+export interface ServerContext {
+  readonly stepwise: Stepwise;
+  readonly encoder: FrameEncoder;
+  /** SPEC §2 debug mode: `/debug/*` and step mode exist only when on. */
+  readonly debug: boolean;
+}
+
+export const CONV_ID = /^[A-Za-z0-9_-]{1,128}$/;
+export const convIdSchema = z.string().regex(CONV_ID, 'conv_id must match [A-Za-z0-9_-]{1,128}');
+
+/** The caller's session of `convId`: 404 when unknown, 403 when another user's. */
+export function ownedSession(context: ServerContext, caller: Caller, convId: string): Session {
+  const session = context.stepwise.sessions.get(convId);
+  if (!session) throw notFound(`no conversation "${convId}"`);
+  assertOwner(caller, session);
+  return session;
+}
+
+export function assertOwner(caller: Caller, session: Session): void {
+  if (!mayAccess(caller, session.owner)) throw forbidden(`conversation "${session.conv_id}" belongs to another user`);
+}
+
+/** Every `/debug/*` route answers 404 unless debug mode is on. */
+export function assertDebug(context: ServerContext): void {
+  if (!context.debug) throw new HttpError(404, 'not_found', 'debug mode is off (start the server with --debug or STEPWISE_DEBUG=1)');
+}

@@ -1,0 +1,72 @@
+import type { Subscription } from 'rxjs';
+import type { EventHub } from '../streams/event-hub.js';
+import type { SequencedEvent } from '../streams/events.js';
+import { toSemFrame, type FrameContext, type SemFrame } from './sem-frames.js';
+import { encodeTextFrame } from './ws-wire.js';
+
+/** One hub event as every client gets it: serialized once, framed for the wire once. */
+export interface EncodedFrame {
+  readonly frame: SemFrame;
+  readonly text: string;
+  /** The complete WebSocket text frame (header and payload), written as is to every socket. */
+  readonly wire: Buffer;
+}
+
+export interface FrameEncoder {
+  /** The encoded frame of a hub item (cached, so `/hydrate` and every client see identical frames). */
+  encode(item: SequencedEvent): EncodedFrame;
+  /** The conversation a pause belongs to, also after it resolved (for 403 on foreign pauses). */
+  convOfPause(pauseId: string): string | undefined;
+  dispose(): void;
+}
+
+const PAUSE_MEMORY = 10_000;
+
+/**
+ * Follows the hub from the first event, in hub order (it subscribes before any client), so the
+ * per-inference message ids and models that `llm.*` frames share are known when each is encoded.
+ */
+export function createFrameEncoder(hub: EventHub): FrameEncoder {
+  const cache = new WeakMap<SequencedEvent, EncodedFrame>();
+  const messages = new Map<string, { id: string; model: string; count: number }>();
+  const pauses = new Map<string, string>();
+  const context: FrameContext = { messageOf: (inferenceId) => messages.get(inferenceId) };
+
+  const track = ({ event }: SequencedEvent): void => {
+    if (event.type === 'inference-started') {
+      const count = (messages.get(event.inference_id)?.count ?? 0) + 1;
+      messages.set(event.inference_id, { id: `${event.inference_id}:${count}`, model: event.model, count });
+    } else if (event.type === 'paused') {
+      pauses.set(event.pause.pause_id, event.conv_id);
+      if (pauses.size > PAUSE_MEMORY) pauses.delete(pauses.keys().next().value as string);
+    }
+  };
+
+  const build = (item: SequencedEvent): EncodedFrame => {
+    const frame = toSemFrame(item, context);
+    const text = JSON.stringify(frame);
+    return { frame, text, wire: encodeTextFrame(text) };
+  };
+
+  const encode = (item: SequencedEvent): EncodedFrame => {
+    let encoded = cache.get(item);
+    if (!encoded) {
+      encoded = build(item);
+      cache.set(item, encoded);
+    }
+    return encoded;
+  };
+
+  const subscription: Subscription = hub.events$.subscribe((item) => {
+    track(item);
+    encode(item);
+    // The run's message ids are no longer needed once its end frame is encoded.
+    if (item.event.type === 'run-ended') messages.delete(item.event.inference_id);
+  });
+
+  return {
+    encode,
+    convOfPause: (pauseId) => pauses.get(pauseId),
+    dispose: () => subscription.unsubscribe(),
+  };
+}

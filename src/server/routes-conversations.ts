@@ -1,0 +1,73 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { callerFrom, mayAccess } from './auth.js';
+import { convIdSchema, ownedSession, type ServerContext } from './context.js';
+import { parseOr400 } from './errors.js';
+
+/** At most this many frames per `/hydrate` reply; the hub keeps at least the last 1000 anyway. */
+const MAX_HYDRATE_LIMIT = 10_000;
+
+const count = (name: string) =>
+  z
+    .string()
+    .regex(/^\d{1,15}$/, `${name} must be a non-negative integer`)
+    .transform(Number);
+
+const hydrateQuery = z.object({
+  conv_id: convIdSchema,
+  since_seq: count('since_seq').optional(),
+  limit: count('limit').optional(),
+});
+
+/** `GET /conversations`, `GET /conversations/:conv_id` and `GET /hydrate`. */
+export function conversationRoutes(context: ServerContext): Router {
+  const router = Router();
+  const { sessions, controller, hub } = context.stepwise;
+
+  router.get('/conversations', (_req, res) => {
+    const caller = callerFrom(res);
+    const conversations = sessions
+      .list()
+      .filter((session) => mayAccess(caller, session.owner))
+      .map((session) => ({
+        conv_id: session.conv_id,
+        session_id: session.session_id,
+        running: session.running,
+        step_mode: controller.isEnabled(session.session_id),
+        created_at: session.created_at,
+      }));
+    res.json({ conversations });
+  });
+
+  router.get('/conversations/:conv_id', (req, res) => {
+    const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');
+    const session = ownedSession(context, callerFrom(res), conv_id);
+    res.json({
+      conv_id,
+      session_id: session.session_id,
+      running: session.running,
+      step_mode: controller.isEnabled(session.session_id),
+      turns: session.turns().map((turn) => ({ id: turn.id, blocks: turn.blocks })),
+      pending_pauses: controller.pending(session.session_id),
+    });
+  });
+
+  router.get('/hydrate', (req, res) => {
+    const query = parseOr400(hydrateQuery, singleValues(req.query), 'query');
+    const session = ownedSession(context, callerFrom(res), query.conv_id);
+    const limit = Math.min(query.limit ?? MAX_HYDRATE_LIMIT, MAX_HYDRATE_LIMIT);
+    const { frames, lastSeq } = hub.buffered(query.conv_id, query.since_seq ?? 0, limit);
+    res.json({
+      conv_id: query.conv_id,
+      session_id: session.session_id,
+      frames: frames.map((item) => context.encoder.encode(item).frame),
+      last_seq: lastSeq,
+    });
+  });
+  return router;
+}
+
+/** Query values as single strings: a repeated parameter (`?a=1&a=2`) is refused as not a string. */
+export function singleValues(query: unknown): Record<string, unknown> {
+  return typeof query === 'object' && query !== null ? { ...(query as Record<string, unknown>) } : {};
+}

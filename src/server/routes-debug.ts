@@ -1,0 +1,101 @@
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { Session } from '../sessions/session.js';
+import { callerFrom, mayAccess, type Caller } from './auth.js';
+import { assertDebug, assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
+import { forbidden, HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
+import { singleValues } from './routes-conversations.js';
+
+const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.string().min(1).max(256).optional() });
+
+const continueSchema = z.object({
+  pause_id: z.string().min(1).max(256),
+  conv_id: convIdSchema.optional(),
+  action: z.enum(['continue', 'deny', 'edit']).optional(),
+  tool_call_ids: z.array(z.string()).max(1000).optional(),
+  reason: z.string().max(10_000).optional(),
+  edits: z.record(z.string(), z.unknown()).optional(),
+});
+
+const pausesQuery = z.object({ conv_id: convIdSchema.optional() });
+
+/** Step control over HTTP: `/debug/step/enable|disable`, `/debug/continue`, `/debug/pauses`. */
+export function debugRoutes(context: ServerContext): Router {
+  const router = Router();
+  const { controller, sessions } = context.stepwise;
+  router.use('/debug', (_req, _res, next) => {
+    assertDebug(context);
+    next();
+  });
+
+  router.post('/debug/step/enable', (req, res) => {
+    const session = targetSession(context, callerFrom(res), req.body);
+    controller.enable(session.session_id);
+    res.json({ ok: true, session_id: session.session_id, conv_id: session.conv_id });
+  });
+
+  router.post('/debug/step/disable', (req, res) => {
+    const session = targetSession(context, callerFrom(res), req.body);
+    res.json({ ok: true, session_id: session.session_id, released: controller.disable(session.session_id) });
+  });
+
+  router.post('/debug/continue', (req, res) => continuePause(context, req.body, res));
+
+  router.get('/debug/pauses', (req, res) => {
+    const caller = callerFrom(res);
+    const { conv_id } = parseOr400(pausesQuery, singleValues(req.query), 'query');
+    if (conv_id !== undefined) {
+      res.json({ pauses: controller.pending(ownedSession(context, caller, conv_id).session_id) });
+      return;
+    }
+    const mine = new Set(sessions.list().filter((session) => mayAccess(caller, session.owner)).map((session) => session.session_id));
+    res.json({ pauses: controller.pending().filter((pause) => mine.has(pause.session_id)) });
+  });
+  return router;
+}
+
+/** The session a step-mode request names by `conv_id` or `session_id`. */
+function targetSession(context: ServerContext, caller: Caller, body: unknown): Session {
+  const target = parseOr400(targetSchema, body);
+  if (target.conv_id !== undefined) {
+    const session = ownedSession(context, caller, target.conv_id);
+    if (target.session_id !== undefined && target.session_id !== session.session_id) {
+      throw invalidRequest([{ field: 'session_id', message: `session ${target.session_id} is not conversation ${target.conv_id}'s` }]);
+    }
+    return session;
+  }
+  if (target.session_id === undefined) throw invalidRequest([{ field: 'conv_id', message: 'give conv_id or session_id' }]);
+  const session = context.stepwise.sessions.list().find((candidate) => candidate.session_id === target.session_id);
+  if (!session) throw notFound(`no session "${target.session_id}"`);
+  assertOwner(caller, session);
+  return session;
+}
+
+const SUBMIT_STATUS = { unknown_pause: 404, pause_resolved: 409, invalid_action: 400, invalid_arguments: 400 } as const;
+
+function continuePause(context: ServerContext, body: unknown, res: Response): void {
+  const command = parseOr400(continueSchema, body);
+  const caller = callerFrom(res);
+  // Known also after resolution, so a foreign pause is refused with 403 whatever its state.
+  const convId = context.encoder.convOfPause(command.pause_id) ?? context.stepwise.controller.get(command.pause_id)?.conv_id;
+  if (convId !== undefined) {
+    if (command.conv_id !== undefined && command.conv_id !== convId) {
+      throw forbidden(`pause "${command.pause_id}" does not belong to conversation "${command.conv_id}"`);
+    }
+    const session = context.stepwise.sessions.get(convId);
+    if (session) assertOwner(caller, session);
+  }
+  const submitted = context.stepwise.controller.submit({
+    pause_id: command.pause_id,
+    ...(command.action ? { action: command.action } : {}),
+    ...(command.tool_call_ids ? { tool_call_ids: command.tool_call_ids } : {}),
+    ...(command.reason !== undefined ? { reason: command.reason } : {}),
+    ...(command.edits ? { edits: command.edits } : {}),
+    ...(caller.user ? { by: caller.user } : {}),
+  });
+  if (!submitted.ok) {
+    const { code, message, details } = submitted.error;
+    throw new HttpError(SUBMIT_STATUS[code], code, message, details);
+  }
+  res.json({ ok: true, pause: submitted.pause });
+}

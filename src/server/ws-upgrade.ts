@@ -1,0 +1,75 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { WebSocketServer } from 'ws';
+import { callerOf, isOriginAllowed, mayAccess, type TokenTable } from './auth.js';
+import { CONV_ID, type ServerContext } from './context.js';
+import { errorBody } from './errors.js';
+import type { WsForwarder } from './ws-forwarder.js';
+
+export interface UpgradeConfig {
+  readonly context: ServerContext;
+  readonly wss: WebSocketServer;
+  readonly forwarder: WsForwarder;
+  readonly tokens: TokenTable;
+  readonly allowedOrigins: readonly string[];
+}
+
+type Refusal = { readonly status: number; readonly code: string; readonly message: string };
+
+/**
+ * `GET /ws?conv_id=…[&since_seq=N][&access_token=…]`: every check runs before the upgrade, so a
+ * refused client gets a plain HTTP status and JSON body and never a socket.
+ */
+export function createUpgradeHandler(config: UpgradeConfig) {
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const checked = check(config, req, url);
+    if ('status' in checked) {
+      refuse(socket, checked);
+      return;
+    }
+    config.wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = config.context.stepwise.sessions.open({ conv_id: checked.convId, ...(checked.user ? { owner: checked.user } : {}) });
+      config.forwarder.attach(ws, socket, { session, ...(checked.sinceSeq === undefined ? {} : { sinceSeq: checked.sinceSeq }) });
+    });
+  };
+}
+
+type Accepted = { readonly convId: string; readonly sinceSeq?: number; readonly user: string | undefined };
+
+function check(config: UpgradeConfig, req: IncomingMessage, url: URL): Refusal | Accepted {
+  if (url.pathname !== '/ws') return { status: 404, code: 'not_found', message: `no WebSocket endpoint at ${url.pathname}` };
+  if (!isOriginAllowed(req, config.allowedOrigins)) {
+    return { status: 403, code: 'forbidden_origin', message: `origin ${String(req.headers.origin)} is not allowed` };
+  }
+  const caller = callerOf(config.tokens, req, url.searchParams.get('access_token'));
+  if (!caller) return { status: 401, code: 'unauthorized', message: 'a valid bearer token or ?access_token= is required' };
+  const convIds = url.searchParams.getAll('conv_id');
+  const convId = convIds[0];
+  if (convIds.length !== 1 || convId === undefined || !CONV_ID.test(convId)) {
+    return { status: 400, code: 'invalid_request', message: 'conv_id must match [A-Za-z0-9_-]{1,128}' };
+  }
+  const since = url.searchParams.get('since_seq');
+  if (since !== null && !/^\d{1,15}$/.test(since)) {
+    return { status: 400, code: 'invalid_request', message: 'since_seq must be a non-negative integer' };
+  }
+  const existing = config.context.stepwise.sessions.get(convId);
+  if (existing && !mayAccess(caller, existing.owner)) {
+    return { status: 403, code: 'forbidden', message: `conversation "${convId}" belongs to another user` };
+  }
+  return { convId, user: caller.user, ...(since === null ? {} : { sinceSeq: Number(since) }) };
+}
+
+function refuse(socket: Duplex, refusal: Refusal): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(errorBody(refusal.code, refusal.message));
+  const reason = STATUS_CODES[refusal.status] ?? 'Error';
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
