@@ -1,0 +1,83 @@
+import { marbles } from 'rxjs-marbles/jest';
+import { from, NEVER, of, type Observable } from 'rxjs';
+import { EngineError, type Engine, type EngineEvent, type RunResult } from '../../src/index.js';
+import { createTestRuntime } from './helpers.js';
+
+const events = (...list: EngineEvent[]): Observable<EngineEvent> => from(list);
+const finished: EngineEvent = { type: 'finished', model: 'm-1', usage: { input_tokens: 12, output_tokens: 3 }, stop_reason: 'stop' };
+
+describe('inference', () => {
+  it('should stream text deltas with the cumulative text and finish with usage and stop reason', marbles((m) => {
+    const stream = m.cold<EngineEvent>('-a-b-(f|)', { a: { type: 'text-delta', delta: 'Hel' }, b: { type: 'text-delta', delta: 'lo' }, f: finished });
+    const rt = createTestRuntime({ engine: { name: 'cold', model: 'm-1', infer: () => stream } });
+    const events: unknown[] = [];
+    rt.events$().subscribe((e) => {
+      if (e.type === 'text-delta') events.push([e.at, e.delta, e.cumulative]);
+      if (e.type === 'inference-finished') events.push([e.at, e.text, e.usage, e.stop_reason, e.duration_ms, e.model]);
+    });
+    let result: RunResult | undefined;
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'hi' }).result$.subscribe((r) => (result = r)), 0);
+    m.flush();
+    expect(events).toEqual([
+      [1, 'Hel', 'Hel'],
+      [3, 'lo', 'Hello'],
+      [5, 'Hello', { input_tokens: 12, output_tokens: 3 }, 'stop', 5, 'm-1'],
+    ]);
+    expect(result?.turn.blocks.map((b) => b.kind)).toEqual(['user', 'llm_text']);
+    m.expect(stream).toHaveSubscriptions('^----!');
+  }));
+
+  it('should keep reasoning as its own block and event', () => {
+    const engine: Engine = { name: 'r', model: 'r', infer: () => events({ type: 'reasoning-delta', delta: 'hmm' }, { type: 'text-delta', delta: 'ok' }, finished) };
+    const rt = createTestRuntime({ engine });
+    const labels: string[] = [];
+    rt.labels$().subscribe((l) => labels.push(l));
+    rt.session.start({ prompt: 'hi' });
+    expect(labels).toContain('reasoning-delta');
+    expect(rt.session.turns()[0]?.blocks.map((b) => b.kind)).toEqual(['user', 'reasoning', 'llm_text']);
+  });
+
+  it('should turn an engine failure into an inference-failed event and a failed run, leaving the session usable', marbles((m) => {
+    let calls = 0;
+    const engine: Engine = {
+      name: 'flaky',
+      model: 'f',
+      infer: () => (++calls === 1 ? m.cold<EngineEvent>('--#', {}, new EngineError('upstream 500', 'http_500', 500)) : of(finished)),
+    };
+    const rt = createTestRuntime({ engine });
+    const failures: unknown[] = [];
+    rt.events$().subscribe((e) => e.type === 'inference-failed' && failures.push([e.at, e.message, e.code]));
+    const results: RunResult[] = [];
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'one' }).result$.subscribe((r) => results.push(r)), 0);
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'two' }).result$.subscribe((r) => results.push(r)), 5);
+    m.flush();
+    expect(failures).toEqual([[2, 'upstream 500', 'http_500']]);
+    expect(results.map((r) => [r.status, r.error])).toEqual([
+      ['failed', 'upstream 500'],
+      ['completed', undefined],
+    ]);
+  }));
+
+  it('should give repeated or missing tool call ids unique ones', () => {
+    const engine: Engine = {
+      name: 'dup',
+      model: 'd',
+      infer: (request) =>
+        request.blocks.some((b) => b.kind === 'tool_use')
+          ? of(finished)
+          : events({ type: 'tool-call', id: 'x', name: 'echo', args: { text: '1' } }, { type: 'tool-call', id: 'x', name: 'echo', args: { text: '2' } }, { type: 'tool-call', id: '', name: 'echo', args: { text: '3' } }, finished),
+    };
+    const rt = createTestRuntime({ engine });
+    rt.session.start({ prompt: 'hi' });
+    const ids = rt.session.turns()[0]?.blocks.flatMap((b) => (b.kind === 'tool_use' ? [b.payload.id] : []));
+    expect(new Set(ids).size).toBe(3);
+    expect(ids?.[0]).toBe('x');
+  });
+
+  it('should not subscribe to the engine once the run is cancelled', marbles((m) => {
+    const rt = createTestRuntime({ engine: { name: 'hang', model: 'h', infer: () => NEVER } });
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'hi' }), 0);
+    m.scheduler.schedule(() => rt.session.cancel(), 3);
+    m.expect(rt.labels$((l) => l.startsWith('run-ended'))).toBeObservable('---k', { k: 'run-ended:cancelled' });
+  }));
+});

@@ -1,0 +1,66 @@
+import { marbles } from 'rxjs-marbles/jest';
+import { map, NEVER, of, type Observable } from 'rxjs';
+import {
+  createSequentialIds,
+  createStepController,
+  createToolRegistry,
+  pausePoint,
+  type Block,
+  type LoopState,
+  type StepwiseEvent,
+} from '../../src/index.js';
+import { createVirtualTool, labelOf } from '../../src/testing/index.js';
+import { runContext } from './helpers.js';
+
+const call: Block = { id: 'b1', kind: 'tool_call', payload: { id: 'call_1', name: 'echo', args: { text: 'a' } } };
+
+function setup() {
+  const published: StepwiseEvent[] = [];
+  const controller = createStepController({ ids: createSequentialIds(), publish: (e) => published.push(e) });
+  const ports = { controller, registry: createToolRegistry([createVirtualTool()]) };
+  const state = (blocks: Block[], cancel$: Observable<unknown> = NEVER): LoopState => ({ run: runContext(cancel$), blocks, iteration: 1 });
+  return { controller, ports, published, state };
+}
+
+const summary = map((s: LoopState) => `${s.outcome?.status ?? 'open'}:${s.decision?.action ?? '-'}`);
+
+describe('pausePoint', () => {
+  it('should pass the state through at once when step mode is off', marbles((m) => {
+    const { ports, state } = setup();
+    m.expect(of(state([call])).pipe(pausePoint('after_inference', ports), summary)).toBeObservable('(s|)', { s: 'open:-' });
+  }));
+
+  it('should pass through after inference when no tool call is pending', marbles((m) => {
+    const { controller, ports, state } = setup();
+    controller.enable('sess_1');
+    m.expect(of(state([])).pipe(pausePoint('after_inference', ports), summary)).toBeObservable('(s|)', { s: 'open:-' });
+  }));
+
+  it('should hold the state until continued and carry the decision', marbles((m) => {
+    const { controller, ports, published, state } = setup();
+    controller.enable('sess_1');
+    m.expect(of(state([call])).pipe(pausePoint('after_inference', ports), summary)).toBeObservable('4ms (s|)', { s: 'open:deny' });
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1', action: 'deny', reason: 'no' }), 4);
+    m.flush();
+    expect(published.map(labelOf)).toEqual(['paused:after_inference', 'resumed:denied']);
+    expect(published[0]).toMatchObject({ pause: { tool_calls: [{ id: 'call_1', name: 'echo', input: { text: 'a' } }], summary: 'the model asked for 1 tool call: echo' } });
+  }));
+
+  it('should end the state as cancelled when the run is cancelled while paused', marbles((m) => {
+    const { controller, ports, state } = setup();
+    controller.enable('sess_1');
+    const cancel$ = m.hot('---x');
+    m.expect(of(state([call], cancel$)).pipe(pausePoint('after_tools', ports), summary)).toBeObservable('---(s|)', { s: 'cancelled:-' });
+  }));
+
+  it('should validate edits against the schema of the tool each call names', marbles((m) => {
+    const { controller, ports, state } = setup();
+    controller.enable('sess_1');
+    of(state([call])).pipe(pausePoint('after_inference', ports)).subscribe();
+    expect(controller.submit({ pause_id: 'pause_1', action: 'edit', edits: { call_1: { text: ['x'] } } })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', details: { edits: { call_1: ['text: Invalid input: expected string, received array'] } } },
+    });
+    m.expect(NEVER).toBeObservable('');
+  }));
+});

@@ -1,0 +1,68 @@
+import { marbles } from 'rxjs-marbles/jest';
+import { RunInProgressError, type RunResult } from '../../src/index.js';
+import { callEcho, createTestRuntime, isPauseOrEnd, PAUSE_LABELS as L } from './helpers.js';
+
+describe('createSession', () => {
+  it('should refuse a second run while one is active, with a typed error', marbles((m) => {
+    const rt = createTestRuntime({ responses: [{ text: 'slow', delay_ms: 10 }, { text: 'next' }] });
+    m.scheduler.schedule(() => {
+      rt.session.start({ prompt: 'one' });
+      expect(rt.session.running).toBe(true);
+      expect(() => rt.session.start({ prompt: 'two' })).toThrow(RunInProgressError);
+    }, 0);
+    m.scheduler.schedule(() => {
+      expect(rt.session.running).toBe(false);
+      rt.session.start({ prompt: 'two' });
+    }, 11);
+    m.flush();
+    expect(rt.session.turns().map((t) => t.blocks.at(-1)?.payload)).toEqual([{ text: 'slow' }, { text: 'next' }]);
+  }));
+
+  it('should send earlier turns as history to the next run', () => {
+    const seen: string[][] = [];
+    const rt = createTestRuntime({ responses: [{ text: 'a1' }, { text: 'a2' }] });
+    const engine = rt.sw.engine;
+    const spy = createTestRuntime({ engine: { ...engine, infer: (r) => (seen.push(r.blocks.map((b) => b.kind)), engine.infer(r)) }, systemPrompt: 'be brief' });
+    spy.session.start({ prompt: 'q1' });
+    spy.session.start({ prompt: 'q2' });
+    expect(seen).toEqual([
+      ['system', 'user'],
+      ['system', 'user', 'llm_text', 'user'],
+    ]);
+  });
+
+  it('should keep step mode on across runs until disabled', marbles((m) => {
+    const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'one' }, callEcho('b'), { text: 'two' }], stepMode: true, pauseTimeoutMs: 10 });
+    // Run 1 pauses twice (deadline each 10 ms); run 2 too.
+    m.expect(rt.labels$(isPauseOrEnd)).toBeObservable('p 9ms (tq) 6ms (te) 6ms p 9ms (tq) 6ms (te)', L);
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'one' }), 0);
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'two' }), 30);
+  }));
+
+  it('should apply max_iterations from the run overrides', () => {
+    const rt = createTestRuntime({ responses: [callEcho('1'), callEcho('2')] });
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'go', overrides: { max_iterations: 1 } }).result$.subscribe((r) => (result = r));
+    expect(result?.status).toBe('max_iterations');
+  });
+
+  it('should create a conversation on open and return the same session for its id', () => {
+    const rt = createTestRuntime();
+    const again = rt.sw.sessions.open({ conv_id: 'c1' });
+    expect(again).toBe(rt.session);
+    const fresh = rt.sw.sessions.open({ owner: 'alice' });
+    expect(fresh).toMatchObject({ conv_id: 'conv_1', owner: 'alice' });
+    expect(rt.sw.sessions.list()).toHaveLength(2);
+  });
+
+  it('should cancel every run on dispose', marbles((m) => {
+    const rt = createTestRuntime({ responses: [callEcho('a')], stepMode: true });
+    m.expect(rt.labels$(isPauseOrEnd)).toBeObservable('p 1ms (ck)', L);
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'go' }), 0);
+    m.scheduler.schedule(() => {
+      rt.sw.dispose();
+      rt.sw.dispose();
+      expect(rt.sw.controller.pending()).toEqual([]);
+    }, 2);
+  }));
+});
