@@ -71,3 +71,14 @@ export {
   type StartRunInput,
 } from './sessions/session.js';
 export { createStepwise, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
+export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
+export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';
+export { createAnthropicEngine, ANTHROPIC_DEFAULTS, type AnthropicEngineConfig } from './engines/anthropic.js';
+export {
+  selectEngine,
+  ENGINE_CHOICES,
+  LOCAL_SERVER_API_KEY,
+  type EngineChoice,
+  type EngineSelection,
+  type SelectEngineConfig,
+} from './engines/select-engine.js';
