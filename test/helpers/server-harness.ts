@@ -26,7 +26,7 @@ export function createTestTools(): Tool[] {
 /** Per run: one `add` call, then an answer. Repeated so one conversation can run many times. */
 export function toolThenAnswer(runs = 20, chunk_delay_ms = 0): Script {
   const responses = Array.from({ length: runs }, (_, i) => [
-    { text: 'Adding.', tool_calls: [{ id: `call_${i}_a`, name: 'add', arguments: { a: i, b: 2 } }] },
+    { text: 'Adding two numbers.', tool_calls: [{ id: `call_${i}_a`, name: 'add', arguments: { a: i, b: 2 } }] },
     { text: `The sum is ${i + 2}. Done.` },
   ]).flat();
   return { responses, chunk_delay_ms };
