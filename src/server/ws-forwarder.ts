@@ -39,6 +39,8 @@ interface Client {
   queuedBytes: number;
   subscription?: Subscription;
   closed: boolean;
+  /** The replayed backlog's bytes, allowed on top of the budget until the socket first drains. */
+  allowance: number;
 }
 
 export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, config: ForwarderConfig = {}): WsForwarder {
@@ -83,7 +85,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
 
   // What the kernel did not take yet: a reader that keeps up drains it every turn. One turn's queue
   // is not counted, so a reconnect replaying a long backlog is not mistaken for a slow reader.
-  const isTooSlow = (client: Client): boolean => client.socket.writableLength > maxBufferedBytes;
+  const isTooSlow = (client: Client): boolean => client.socket.writableLength > maxBufferedBytes + client.allowance;
 
   // Never wait for a slow reader: past its budget it is dropped, and the run and the others go on.
   const tooSlow = (client: Client): void => {
@@ -117,7 +119,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       ws.close(CLOSE_GOING_AWAY, 'server shutting down');
       return;
     }
-    const client: Client = { ws, socket, queue: [], queuedBytes: 0, closed: false };
+    const client: Client = { ws, socket, queue: [], queuedBytes: 0, closed: false, allowance: 0 };
     clients.add(client);
     const { hub, controller } = stepwise;
     const lastSeq = hub.lastSeq(session.conv_id);
@@ -136,8 +138,13 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     ws.on('error', () => drop(client));
     // The hello's last_seq and the subscription are taken in the same synchronous step: no gap.
     const subscription = hub.replay$(session.conv_id, sinceSeq ?? lastSeq).subscribe((item) => enqueue(client, encoder.encode(item).wire));
-    if (client.closed) subscription.unsubscribe();
-    else client.subscription = subscription;
+    if (client.closed) {
+      subscription.unsubscribe();
+      return;
+    }
+    client.subscription = subscription;
+    client.allowance = client.queuedBytes;
+    socket.once('drain', () => (client.allowance = 0));
   };
 
   return {
