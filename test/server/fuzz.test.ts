@@ -1,0 +1,100 @@
+import fc from 'fast-check';
+import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
+import { SemClient } from '../helpers/server-ws-client.js';
+
+const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
+const GET_ROUTES = ['/hydrate', '/debug/pauses', '/conversations', '/healthz'];
+
+/** Values that look like our bodies, with any field possibly of any JSON type. */
+const bodyLike = fc.record(
+  {
+    prompt: fc.oneof(fc.string(), fc.jsonValue()),
+    conv_id: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,10}$/), fc.string(), fc.jsonValue()),
+    pause_id: fc.oneof(fc.string(), fc.jsonValue()),
+    action: fc.oneof(fc.constantFrom('continue', 'deny', 'edit', 'explode'), fc.jsonValue()),
+    tool_call_ids: fc.oneof(fc.array(fc.string()), fc.jsonValue()),
+    edits: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
+    overrides: fc.oneof(
+      fc.record({ step_mode: fc.jsonValue(), tools: fc.jsonValue(), system_prompt: fc.jsonValue(), max_iterations: fc.jsonValue() }, { requiredKeys: [] }),
+      fc.jsonValue(),
+    ),
+    session_id: fc.jsonValue(),
+  },
+  { requiredKeys: [] },
+);
+
+/** What every reply must be: JSON, never a 5xx, an error body whenever it is not a 200. */
+function expectWellFormed(reply: { status: number; body: any }): void {
+  expect(reply.status).toBeLessThan(500);
+  expect(typeof reply.body).toBe('object');
+  if (reply.status !== 200) {
+    expect(reply.body.error).toEqual(expect.objectContaining({ code: expect.any(String), message: expect.any(String) }));
+  }
+}
+
+describe('fuzzing the wire', () => {
+  let t: TestServer;
+  let victim: SemClient;
+  beforeAll(async () => {
+    t = await startTestServer({ debug: true, runtime: { pauseTimeoutMs: 60_000 } });
+    victim = await SemClient.connect(`${t.wsBase}/ws?conv_id=victim`);
+    await post(t.base, '/chat', { prompt: 'x', conv_id: 'victim', overrides: { step_mode: true } });
+    await victim.next('debugger.pause');
+  });
+  afterAll(async () => {
+    await victim.close();
+    await t.close();
+  });
+
+  it('should answer any POST body with JSON and never a 5xx', async () => {
+    const body = fc.oneof(bodyLike, fc.jsonValue(), fc.string(), fc.constantFrom('', '{', '[1,', 'null', '"x"', '{"prompt": "\\ud800"}'));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...POST_ROUTES), body, async (route, value) => {
+        expectWellFormed(await request(t.base, 'POST', route, typeof value === 'string' ? value : JSON.stringify(value)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('should answer any query string or path with JSON and never a 5xx', async () => {
+    const query = fc.array(fc.tuple(fc.constantFrom('conv_id', 'since_seq', 'limit', 'x'), fc.oneof(fc.string(), fc.integer().map(String), fc.constant('victim'))), { maxLength: 4 });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...GET_ROUTES), query, async (route, pairs) => {
+        const search = new URLSearchParams(pairs).toString();
+        expectWellFormed(await get(t.base, `${route}?${search}`));
+      }),
+      { numRuns: 300 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.string().filter((s) => s !== '.' && s !== '..'), async (segment) => {
+        expectWellFormed(await get(t.base, `/conversations/${encodeURIComponent(segment)}`));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('should ignore any WebSocket message and keep the connection', async () => {
+    const client = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-ws`);
+    const message = fc.oneof(fc.string(), fc.jsonValue().map((value) => JSON.stringify(value)), fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)));
+    await fc.assert(
+      fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 20 }), async (messages) => {
+        for (const m of messages) client.ws.send(m);
+        await client.ping();
+      }),
+      { numRuns: 100 },
+    );
+    expect(client.frames.every((frame) => frame.type === 'ws.hello' || frame.type === 'ws.pong')).toBe(true);
+    await client.close();
+  });
+
+  it('should leave the run in progress unharmed', async () => {
+    expect((await get(t.base, '/healthz')).status).toBe(200);
+    const pauses = (await get(t.base, '/debug/pauses?conv_id=victim')).body.pauses;
+    expect(pauses).toHaveLength(1);
+    await post(t.base, '/debug/continue', { pause_id: pauses[0].pause_id });
+    await post(t.base, '/debug/continue', { pause_id: (await victim.next('debugger.pause')).pause_id });
+    expect(await victim.next('run.end')).toMatchObject({ status: 'completed' });
+    const frames = victim.sequenced;
+    expect(frames.map((frame) => frame.seq)).toEqual(frames.map((_, i) => i + 1));
+  });
+});
