@@ -113,9 +113,14 @@ async function fillPrompts() {
 
 // ---- the stream ---------------------------------------------------------------------------------
 
+function showMeta() {
+  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}`;
+}
+
 function onHello(hello, { clockOffsetMs, resumed }) {
   state.clockOffsetMs = clockOffsetMs;
-  ui.meta.textContent = `session ${hello.session_id ?? '?'} · last seq ${hello.last_seq ?? 0}`;
+  state.sessionId = hello.session_id;
+  showMeta();
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
   for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
@@ -124,6 +129,7 @@ function onHello(hello, { clockOffsetMs, resumed }) {
 
 function onFrame(event) {
   eventLog.append(event);
+  showMeta();
   state.timeline.apply(event);
   switch (event.type) {
     case 'run.start':
@@ -167,6 +173,7 @@ function selectConversation(convId) {
   clearError();
   state.convId = convId;
   state.clockOffsetMs = 0;
+  state.sessionId = null;
   eventLog.reset();
   conversations.select(convId);
   ui.title.textContent = convId ?? 'No conversation';

@@ -10,7 +10,10 @@ const describe = (event) => {
     case 'llm.delta':
       return JSON.stringify(event.delta ?? '');
     case 'tool.start':
-      return event.name ?? '';
+    case 'tool.delta':
+    case 'tool.result':
+    case 'tool.done':
+      return `${event.name ?? ''}${event.error ? ' ✕' : ''}`;
     case 'debugger.pause':
       return event.phase ?? '';
     case 'debugger.resume':
@@ -52,7 +55,7 @@ export function createEventLog(list, counter) {
         list.append(
           h(
             'li',
-            { class: `frame ${family}`, testid: 'frame', data: { seq: String(event.seq ?? ''), type: event.type } },
+            { class: `frame fam-${family}`, testid: 'frame', data: { seq: String(event.seq ?? ''), type: event.type } },
             h('span', { class: 'seq', text: event.seq ?? '·' }),
             h('span', { class: 'type', text: event.type }),
             h('span', { class: 'detail', text: describe(event) }),

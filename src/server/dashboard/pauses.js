@@ -54,6 +54,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
   const buildCard = (pause) => {
     const isEdit = pause.phase === 'after_inference' && pause.tool_calls.length > 0;
     const countdown = h('span', { class: 'countdown', testid: 'pause-countdown' });
+    const title = h('strong', { text: 'Paused' });
     const bar = h('div', { class: 'bar' });
     const error = h('div', { class: 'inline-error', testid: 'pause-error', role: 'alert', hidden: true });
     const resolution = h('div', { class: 'resolution', testid: 'pause-resolution', hidden: true });
@@ -84,7 +85,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
     const node = h(
       'div',
       { class: 'pause', testid: 'pause-card', data: { pauseId: pause.pause_id, phase: pause.phase, state: 'open', mode: 'view' } },
-      h('div', { class: 'pause-head' }, h('span', { class: 'pause-icon', text: '⏸' }), h('strong', { text: 'Paused' }), h('span', { class: 'badge phase', testid: 'pause-phase', text: pause.phase.replace('_', ' ') }), h('span', { class: 'spacer' }), countdown),
+      h('div', { class: 'pause-head' }, h('span', { class: 'pause-icon', 'aria-hidden': 'true' }), title, h('span', { class: 'badge phase', testid: 'pause-phase', text: pause.phase.replace('_', ' ') }), h('span', { class: 'spacer' }), countdown),
       h('div', { class: 'progress' }, bar),
       h('p', { class: 'summary', testid: 'pause-summary', text: pause.summary || '(no summary)' }),
       calls.length ? h('div', { class: 'pause-calls' }, calls.map((c) => c.node)) : null,
@@ -125,9 +126,9 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         // Closing waits for debugger.resume, which every dashboard receives, so they close together.
         node.dataset.state = card.open ? 'resolving' : node.dataset.state;
       } catch (failure) {
-        const message = failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure);
-        showError(message);
-        if (failure instanceof ApiError && failure.code === 'invalid_arguments') markEditErrors(failure.details);
+        const placed = failure instanceof ApiError && failure.status === 400 && decision.action === 'edit' ? markEditErrors(failure.details) : 0;
+        // Issues already shown under their editors need not be repeated in the card's message.
+        showError(failure instanceof ApiError ? (placed ? failure.message : failure.describe()) : String(failure?.message ?? failure));
         setBusy(false);
       }
     }
@@ -166,19 +167,24 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         if (JSON.stringify(value) !== JSON.stringify(c.call.input)) edits[c.call.id] = value;
       }
       // Nothing leaves the page while any editor holds something that is not a JSON object.
-      if (invalid) return showError('Fix the arguments marked below; nothing was sent.');
+      if (invalid) return showError('Fix the arguments marked above; nothing was sent.');
       if (Object.keys(edits).length === 0) return showError('No arguments changed: use Continue to run them as they are.');
       return send({ action: 'edit', edits });
     }
 
+    // The server lists schema issues per tool_call_id (details.edits); each goes under its editor.
     function markEditErrors(details) {
-      const text = pretty(details);
+      const perCall = details && typeof details === 'object' ? (details.edits ?? details) : {};
+      let placed = 0;
       for (const c of calls) {
-        if (!text.includes(c.call.id)) continue;
-        c.editError.textContent = 'The tool schema rejects these arguments (see above).';
+        const issues = perCall?.[c.call.id];
+        if (issues === undefined) continue;
+        placed += 1;
+        c.editError.textContent = Array.isArray(issues) ? issues.join('\n') : pretty(issues);
         c.editError.hidden = false;
         c.editor.classList.add('invalid');
       }
+      return placed;
     }
 
     for (const c of calls) c.editor.addEventListener('input', () => c.editor.classList.remove('invalid'));
@@ -205,6 +211,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         const label = REASON_TEXT[event.reason] ?? event.reason ?? 'resolved';
         resolution.textContent = `${label}${event.by ? ` by ${event.by}` : ''}${event.at ? ` at ${formatClock(event.at)}` : ''}`;
         resolution.hidden = false;
+        title.textContent = 'Resumed';
         countdown.textContent = event.reason ?? 'resolved';
         countdown.classList.remove('urgent');
       },

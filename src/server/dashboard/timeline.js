@@ -150,10 +150,13 @@ export function createTimeline(pane, { pauses }) {
     'llm.error': (event) => {
       const run = ensureRun(event);
       if (run.message) {
+        // A failed inference that streamed nothing leaves no bubble; partial text stays, marked.
+        if (run.message.body.textContent === '') run.message.node.remove();
         run.message.node.classList.remove('streaming');
         run.message.node.dataset.state = 'failed';
         run.message = null;
       }
+      run.lastError = event.message;
       run.steps.append(h('div', { class: 'event-error', testid: 'llm-error' }, h('strong', { text: 'model error' }), ` ${event.message ?? ''}`, event.code ? h('code', { class: 'muted', text: ` ${event.code}` }) : null));
     },
     'tool.start': (event) => toolFor(ensureRun(event), event),
@@ -193,7 +196,8 @@ export function createTimeline(pane, { pauses }) {
       run.node.dataset.status = status;
       run.status.className = `badge ${status}`;
       run.status.textContent = status.replace('_', ' ');
-      if (event.error) {
+      // The run usually fails with the model error just shown; say it once.
+      if (event.error && event.error !== run.lastError) {
         run.error.textContent = typeof event.error === 'string' ? event.error : pretty(event.error);
         run.error.hidden = false;
       }
