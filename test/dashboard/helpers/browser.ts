@@ -17,12 +17,21 @@ const pageErrors = new WeakMap<Page, string[]>();
 /** Uncaught exceptions thrown in the page's scripts; every test expects none. */
 export const errorsOf = (page: Page): string[] => pageErrors.get(page) ?? [];
 
-/** Opens the dashboard on `convId` and waits until its stream is live. */
-export async function openDashboard(browser: Browser, baseUrl: string, convId: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+/** A new page (its own browser context, so its own sessionStorage) with page errors recorded. */
+export async function newPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
   const errors: string[] = [];
   pageErrors.set(page, errors);
   page.on('pageerror', (error) => errors.push(error.message));
+  // The context goes with its page; it may already be gone when the browser closes first.
+  page.on('close', () => void context.close().catch(() => undefined));
+  return page;
+}
+
+/** Opens the dashboard on `convId` and waits until its stream is live. */
+export async function openDashboard(browser: Browser, baseUrl: string, convId: string): Promise<Page> {
+  const page = await newPage(browser);
   await page.goto(`${baseUrl}/#/c/${convId}`);
   await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
   return page;

@@ -21,12 +21,14 @@ export interface ServeConfig {
   readonly pauseTimeoutMs?: number;
   /** More CLI flags, e.g. `--allowed-origins`. */
   readonly extraArgs?: readonly string[];
+  /** Bearer tokens as `user:token` pairs (STEPWISE_AUTH_TOKENS); none: a single-user server. */
+  readonly authTokens?: string;
 }
 
 export interface RunningServer {
   readonly url: string;
   /** JSON request straight to the server (the test acting as another operator or an observer). */
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  api(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startServer(config: ServeConfig): Promise<RunningServer> {
   // Single-user server: tokens from the developer's shell must not leak into the test.
   const env = { ...process.env };
   delete env.STEPWISE_AUTH_TOKENS;
+  if (config.authTokens) env.STEPWISE_AUTH_TOKENS = config.authTokens;
   const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -68,10 +71,12 @@ export async function startServer(config: ServeConfig): Promise<RunningServer> {
 
   return {
     url,
-    async api(method, path, body) {
+    async api(method, path, body, token) {
+      const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
+      if (token) headers.Authorization = `Bearer ${token}`;
       const response = await fetch(url + path, {
         method,
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+        headers,
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.text();
