@@ -10,6 +10,7 @@ const SCRIPT = {
 };
 
 let server: RunningServer;
+let restarted: RunningServer | undefined;
 let relay: Relay;
 let browser: Browser;
 let page: Page | undefined;
@@ -25,6 +26,7 @@ afterAll(async () => {
   await browser?.close();
   await relay?.close();
   await server?.stop();
+  await restarted?.stop();
 });
 
 async function waitForServer<T>(read: () => Promise<T | undefined>): Promise<T> {
@@ -95,5 +97,29 @@ describe('dashboard: a dropped connection', () => {
     await page.locator('[data-testid="frame-marker"]').nth(1).waitFor();
     await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
     expect(await shownSeqs(page)).toEqual(before);
+  });
+
+  it('should start over when the server restarted and lost its history, then show new frames', async () => {
+    const convId = newConvId('restart');
+    await page?.close();
+    page = await openDashboard(browser, relay.url, convId);
+    await sendPrompt(page, 'before the restart');
+    await page.locator('[data-testid="run"][data-status="completed"]').waitFor();
+    expect((await shownSeqs(page)).length).toBeGreaterThan(5);
+
+    await server.stop();
+    restarted = await startServer({ script: SCRIPT, extraArgs: ['--allowed-origins', relay.url] });
+    relay.setTarget(Number(new URL(restarted.url).port));
+    // The new server starts seqs at 1 again; the page notices, clears and follows it.
+    await page.locator('[data-testid="frame-marker"]', { hasText: 'server restarted' }).waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
+    await expect.poll(() => page!.locator('[data-testid="run"]').count()).toBe(0);
+
+    await sendPrompt(page, 'after the restart');
+    await page.locator('[data-testid="run"][data-status="completed"]').waitFor();
+    const { body } = await restarted.api('GET', `/hydrate?conv_id=${convId}&since_seq=0`);
+    await expect.poll(() => shownSeqs(page!)).toEqual(Array.from({ length: body.last_seq }, (_, i) => i + 1));
+    expect(await page.getByTestId('user-prompt').allTextContents()).toEqual(['after the restart']);
+    expect(errorsOf(page)).toEqual([]);
   });
 });

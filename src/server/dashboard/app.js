@@ -156,6 +156,7 @@ function onStatus(status, detail = {}) {
     open: 'live',
     reconnecting: detail.retryInMs !== undefined ? `reconnecting in ${(detail.retryInMs / 1000).toFixed(1)} s` : 'reconnecting…',
     closed: 'offline',
+    idle: 'no conversation',
   };
   ui.connLabel.textContent = labels[status] ?? status;
   if (status === 'reconnecting' && detail.code !== undefined && !state.dropped) {
@@ -167,7 +168,17 @@ function onStatus(status, detail = {}) {
   if (status === 'open') state.dropped = false;
 }
 
-function selectConversation(convId) {
+function onHistoryLost() {
+  state.deck?.dispose();
+  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId });
+  state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
+  eventLog.reset();
+  eventLog.mark('the server restarted: replaying what it has');
+  setRunning(false);
+  updatePauseCount();
+}
+
+function selectConversation(convId, { keepStepChoice = false } = {}) {
   state.connection?.close();
   state.deck?.dispose();
   clearError();
@@ -179,19 +190,18 @@ function selectConversation(convId) {
   ui.title.textContent = convId ?? 'No conversation';
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
   const known = convId && conversations.find(convId);
-  ui.stepToggle.checked = Boolean(known?.step_mode);
-  ui.stepToggle.disabled = !convId;
+  if (!keepStepChoice) ui.stepToggle.checked = Boolean(known?.step_mode);
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
   state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
   setRunning(false);
   updatePauseCount();
   if (!convId) {
     state.connection = null;
-    onStatus('closed');
+    onStatus('idle');
     return;
   }
   // since_seq=0 replays the conversation's buffered frames: that is the hydration on load.
-  state.connection = connectConversation(convId, { onHello, onFrame, onStatus, sinceSeq: 0 });
+  state.connection = connectConversation(convId, { onHello, onFrame, onStatus, onHistoryLost, sinceSeq: 0 });
 }
 
 // ---- routing ------------------------------------------------------------------------------------
@@ -226,9 +236,10 @@ ui.composer.addEventListener('submit', async (submitEvent) => {
   if (!prompt) return;
   if (!state.convId) {
     // The socket joins (and so creates) the conversation before the first /chat: nothing is missed.
+    // A step mode chosen before there was a conversation applies to the new one (overrides below).
     const convId = newConvId();
     navigate(convId);
-    selectConversation(convId);
+    selectConversation(convId, { keepStepChoice: true });
   }
   const body = { prompt, conv_id: state.convId };
   if (ui.stepToggle.checked) body.overrides = { step_mode: true };
@@ -266,6 +277,7 @@ ui.cancel.addEventListener('click', async () => {
 });
 
 ui.stepToggle.addEventListener('change', async () => {
+  // No conversation yet: the choice is kept here and sent with the first prompt.
   if (!state.convId) return;
   const on = ui.stepToggle.checked;
   state.stepBusy = true;

@@ -11,9 +11,11 @@ const MAX_BACKOFF_MS = 5_000;
 /**
  * Opens the stream for `convId`. Callbacks: `onHello(hello, {clockOffsetMs, resumed})`,
  * `onFrame(event)` once per seq in order, `onStatus(state, detail)` with
- * state connecting | open | reconnecting | closed. Returns `{close, drop, lastSeq}`.
+ * state connecting | open | reconnecting | closed, and `onHistoryLost()` when the server no longer
+ * has what we saw (it restarted): the page clears and the stream replays from seq 0.
+ * Returns `{close, drop, lastSeq}`.
  */
-export function connectConversation(convId, { onHello, onFrame, onStatus, sinceSeq = 0 }) {
+export function connectConversation(convId, { onHello, onFrame, onStatus, onHistoryLost = () => {}, sinceSeq = 0 }) {
   let lastSeq = sinceSeq;
   let socket = null;
   let disposed = false;
@@ -48,6 +50,13 @@ export function connectConversation(convId, { onHello, onFrame, onStatus, sinceS
     }
     if (event.type === 'ws.hello') {
       attempts = 0;
+      // Seqs restart with the server; without this, dedupe would swallow every new frame.
+      if (typeof event.last_seq === 'number' && event.last_seq < lastSeq) {
+        lastSeq = 0;
+        onHistoryLost();
+        socket?.close(4002, 'history lost, replaying from 0');
+        return;
+      }
       const clockOffsetMs = typeof event.server_time === 'number' ? event.server_time - Date.now() : 0;
       onHello(event, { clockOffsetMs, resumed: everOpened });
       everOpened = true;
