@@ -113,4 +113,16 @@ describe('dashboard: auth, conversations and run controls', () => {
     await page.locator('[data-testid="run"][data-status="completed"]').waitFor();
     expect(await page.locator('[data-testid="pause-card"]').count()).toBe(1);
   });
+
+  it('should apply a step mode chosen before the first prompt to the new conversation', async () => {
+    const page = await signedIn();
+    await page.getByTestId('step-toggle-label').click();
+    const chat = page.waitForRequest((request) => request.url().endsWith('/chat'));
+    await page.getByTestId('prompt-input').fill('pause me from the start');
+    await page.getByTestId('send').click();
+    expect((await chat).postDataJSON()).toMatchObject({ prompt: 'pause me from the start', overrides: { step_mode: true } });
+    await openPause(page, 'after_inference').waitFor();
+    expect(page.url()).toMatch(/#\/c\/c-/);
+    expect(await page.getByTestId('step-toggle').isChecked()).toBe(true);
+  });
 });

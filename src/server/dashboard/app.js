@@ -2,10 +2,11 @@
 // conversation in another tab), its WebSocket stream, the transcript, pause cards and controls.
 
 import { ApiError, api, getToken, setToken } from './api.js';
+import { createBanner } from './banner.js';
 import { createConversationList } from './conversations.js';
-import { h } from './dom.js';
 import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
+import { convFromHash, navigate, newConvId } from './routing.js';
 import { connectConversation } from './socket.js';
 import { createTimeline } from './timeline.js';
 
@@ -48,24 +49,9 @@ const state = {
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
-// ---- errors -------------------------------------------------------------------------------------
-
-function showError(failure, context) {
-  const message = failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure);
-  const code = failure instanceof ApiError ? failure.code : 'error';
-  ui.banner.replaceChildren(
-    h('span', { class: 'banner-text', testid: 'error-message', text: `${context ? `${context}: ` : ''}${message}` }),
-    h('code', { class: 'muted', text: code }),
-    h('button', { type: 'button', class: 'btn ghost small', text: 'Dismiss', on: { click: clearError } }),
-  );
-  ui.banner.dataset.code = code;
-  ui.banner.hidden = false;
-}
-
-function clearError() {
-  ui.banner.hidden = true;
-  ui.banner.replaceChildren();
-}
+const banner = createBanner(ui.banner);
+const showError = banner.show;
+const clearError = banner.clear;
 
 // ---- conversation list and header ---------------------------------------------------------------
 
@@ -135,6 +121,7 @@ function onFrame(event) {
     case 'run.start':
       setRunning(true);
       fillPrompts();
+      refreshConversations();
       break;
     case 'run.end':
       setRunning(false);
@@ -204,19 +191,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   state.connection = connectConversation(convId, { onHello, onFrame, onStatus, onHistoryLost, sinceSeq: 0 });
 }
 
-// ---- routing ------------------------------------------------------------------------------------
-
-const convFromHash = () => {
-  const match = /^#\/c\/([A-Za-z0-9_-]{1,128})$/.exec(location.hash);
-  return match ? match[1] : null;
-};
-
-function navigate(convId) {
-  if (convFromHash() === convId) return;
-  location.hash = `#/c/${convId}`;
-}
-
-const newConvId = () => `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+// ---- routing ----------------------------------------------------------------------------------
 
 window.addEventListener('hashchange', () => {
   const convId = convFromHash();
