@@ -44,7 +44,7 @@ export function createFrameEncoder(hub: EventHub): FrameEncoder {
 
   const build = (item: SequencedEvent): EncodedFrame => {
     const frame = toSemFrame(item, context);
-    const text = JSON.stringify(frame);
+    const text = safeStringify(frame);
     return { frame, text, wire: encodeTextFrame(text) };
   };
 
@@ -57,6 +57,7 @@ export function createFrameEncoder(hub: EventHub): FrameEncoder {
     return encoded;
   };
 
+  // A throw here would be rethrown asynchronously by RxJS and end the process: encoding cannot fail.
   const subscription: Subscription = hub.events$.subscribe((item) => {
     track(item);
     encode(item);
@@ -69,4 +70,24 @@ export function createFrameEncoder(hub: EventHub): FrameEncoder {
     convOfPause: (pauseId) => pauses.get(pauseId),
     dispose: () => subscription.unsubscribe(),
   };
+}
+
+/**
+ * Tool results are whatever a tool returned: a BigInt or a cycle must not take the server down, so
+ * those are written as strings and `"[circular]"` instead.
+ */
+export function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    const seen = new WeakSet<object>();
+    return JSON.stringify(value, (_key, field: unknown) => {
+      if (typeof field === 'bigint') return field.toString();
+      if (typeof field === 'object' && field !== null) {
+        if (seen.has(field)) return '[circular]';
+        seen.add(field);
+      }
+      return field;
+    });
+  }
 }

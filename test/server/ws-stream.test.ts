@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import type { Script } from '../../src/engines/scripted.js';
+import { createEvent } from '../../src/streams/events.js';
+import { defineTool } from '../../src/tools/define-tool.js';
 import { get, post, startTestServer, toolThenAnswer, type TestServer } from '../helpers/server-harness.js';
 import { SemClient, upgradeStatus, type Frame } from '../helpers/server-ws-client.js';
 
@@ -67,6 +70,37 @@ describe('the WebSocket stream', () => {
       await ws.close();
     } finally {
       await f.close();
+    }
+  });
+
+  it('should map reasoning and log events to log frames', async () => {
+    const ws = await SemClient.connect(`${t.wsBase}/ws?conv_id=logs`);
+    const origin = { conv_id: 'logs', session_id: ws.hello.session_id, inference_id: 'inf_x', turn_id: 'turn_x' };
+    const { hub } = t.server.stepwise;
+    hub.publish(createEvent('reasoning-delta', origin, Date.now(), { delta: 'thinking' }));
+    hub.publish(createEvent('log', origin, Date.now(), { level: 'warn', message: 'careful', fields: { n: 1 } }));
+    expect(await ws.next('log')).toMatchObject({ seq: 1, level: 'debug', message: 'reasoning', fields: { delta: 'thinking' } });
+    expect(await ws.next('log')).toMatchObject({ seq: 2, level: 'warn', message: 'careful', fields: { n: 1 } });
+    await ws.close();
+  });
+
+  it('should survive tool results JSON cannot encode (BigInt, cycles)', async () => {
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic['self'] = cyclic;
+    const weird = defineTool({ name: 'weird', description: '', parameters: z.object({}), execute: () => ({ big: 10n, cyclic }) });
+    const script: Script = { responses: [{ tool_calls: [{ id: 'w1', name: 'weird', arguments: {} }] }, { text: 'ok' }] };
+    const w = await startTestServer({ script, runtime: { tools: [weird] } });
+    try {
+      const ws = await SemClient.connect(`${w.wsBase}/ws?conv_id=weird`);
+      await post(w.base, '/chat', { prompt: 'x', conv_id: 'weird' });
+      expect(await ws.next('tool.result')).toMatchObject({ result: { big: '10', cyclic: { name: 'loop', self: '[circular]' } } });
+      // The run's own fate is the engine's business (the scripted one cannot re-serialize a BigInt).
+      await ws.next('run.end');
+      expect((await get(w.base, '/hydrate?conv_id=weird')).body.frames).toHaveLength(ws.sequenced.length);
+      expect((await get(w.base, '/healthz')).status).toBe(200);
+      await ws.close();
+    } finally {
+      await w.close();
     }
   });
 
