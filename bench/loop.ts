@@ -1,0 +1,102 @@
+import { lastValueFrom } from 'rxjs';
+import type { Engine, Tool } from '../src/index.js';
+import { entry, median, type BenchEntry } from './bench-entry.js';
+import { runBareRxLoop, runPlainLoop } from './baselines.js';
+import type { StepwiseLib } from './lib.js';
+import { createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
+
+/**
+ * Loop overhead per step (SPEC §5 `loop_step`, `loop_step_plain`): one inference and one tool call,
+ * step mode off, every event published to the hub with one subscriber, against a bare RxJS `expand`
+ * loop and a plain async/await loop over the same scripted engine and echo tool.
+ *
+ * A zero-delay script runs synchronously, and stepwise's `expand` then recurses about 40 KB of stack
+ * per step: past ~25 steps a run overflows the default stack and stalls silently (the RangeError
+ * reaches a closed subscriber). So each run is kept to `steps` (15) steps; each sample is
+ * `runsPerSample` runs, each in a fresh
+ * conversation so the script starts over. The three loops are sampled in interleaved rounds
+ * (stepwise, rx, plain, stepwise, …) after a warm-up, so drift and GC hit all three alike; the
+ * figures are medians of the per-sample µs/step.
+ */
+
+export interface LoopBenchConfig {
+  readonly steps?: number;
+  readonly runsPerSample?: number;
+  readonly rounds?: number;
+  readonly warmupRounds?: number;
+}
+
+const DEFAULT_LOOP_BENCH = Object.freeze({ steps: 15, runsPerSample: 4, rounds: 300, warmupRounds: 40 });
+
+type Sampler = (round: number) => Promise<number>;
+
+/**
+ * stepwise: a fresh runtime per sample (built outside the timed span) so hub buffers and sessions
+ * of earlier samples do not pile up; timed from `start()` to the awaited result.
+ */
+function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number): Sampler {
+  return async () => {
+    const sw = lib.createStepwise({ engine: createStepEngine(lib, steps), tools: [tool], maxIterations: steps + 10 });
+    let delivered = 0;
+    const subscription = sw.hub.events$.subscribe(() => {
+      delivered += 1;
+    });
+    const sessions = Array.from({ length: runs }, () => sw.sessions.open());
+    const timeRuns = async (): Promise<number> => {
+      const started = nowUs();
+      for (const session of sessions) {
+        const result = await session.start({ prompt: 'go' }).result();
+        if (result.status !== 'completed') throw new Error(`loop bench: stepwise run ended ${result.status}: ${result.error ?? ''}`);
+      }
+      return nowUs() - started;
+    };
+    // The guard's one timer is set before and cleared after the timed span.
+    const elapsed = await within(timeRuns(), 10_000, 'a stepwise sample');
+    if (delivered === 0) throw new Error('loop bench: no event reached the hub subscriber');
+    subscription.unsubscribe();
+    sw.dispose();
+    return elapsed / (runs * steps);
+  };
+}
+
+function baselineSampler(
+  lib: StepwiseLib,
+  tool: Tool,
+  steps: number,
+  runs: number,
+  loop: (engine: Engine, tool: Tool, convId: string, max: number) => Promise<number>,
+): Sampler {
+  return async (round) => {
+    const engine = createStepEngine(lib, steps);
+    const started = nowUs();
+    for (let i = 0; i < runs; i += 1) {
+      const inferences = await loop(engine, tool, `c${round}_${i}`, steps + 10);
+      if (inferences !== steps + 1) throw new Error(`loop bench: a baseline ran ${inferences} inferences, expected ${steps + 1}`);
+    }
+    return (nowUs() - started) / (runs * steps);
+  };
+}
+
+export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfig = {}): Promise<BenchEntry[]> {
+  const { steps, runsPerSample, rounds, warmupRounds } = { ...DEFAULT_LOOP_BENCH, ...config };
+  const tool = createEchoTool(lib);
+  const samplers = {
+    stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
+    rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
+    plain: baselineSampler(lib, tool, steps, runsPerSample, runPlainLoop),
+  };
+  const samples: Record<keyof typeof samplers, number[]> = { stepwise: [], rx: [], plain: [] };
+  for (let round = 0; round < warmupRounds + rounds; round += 1) {
+    for (const name of ['stepwise', 'rx', 'plain'] as const) {
+      const perStep = await samplers[name](round);
+      if (round >= warmupRounds) samples[name].push(perStep);
+      // Timers the runs left (tool timeouts are cleared, but keep phases clean) run here, untimed.
+      await settle();
+    }
+  }
+  const stepwise = median(samples.stepwise);
+  return [
+    entry('loop_step', stepwise, 'µs', median(samples.rx)),
+    entry('loop_step_plain', stepwise, 'µs', median(samples.plain)),
+  ];
+}
