@@ -14,7 +14,8 @@ import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
  *   that conversation (the `debugger.resume` it causes), step mode on; median and p99.
  * - `fanout_N`: frames/s delivered to N clients of one conversation. Ours: a recorded run's events
  *   republished to the hub in one burst, through the frame encoder and forwarder. Baseline: a raw
- *   `ws` server calling `send` for each frame on each client, with the same frame texts.
+ *   `ws` server given the same frames, serializing each once and calling `send` on each client.
+ *   Both start from data in memory and stop when every client has received every frame.
  */
 
 const RESUME_SAMPLES = 400;
@@ -22,6 +23,8 @@ const RESUME_WARMUP = 50;
 const FANOUT_CLIENTS = [1, 10, 100] as const;
 const FANOUT_REPEATS = 5;
 const RECORDED_STEPS = 250;
+/** Deliveries per measurement (frames × clients), so even one client is timed over a long burst. */
+const FANOUT_DELIVERIES = 100_000;
 
 function createBenchServer(steps: number): StepwiseServer {
   const add = defineTool({
@@ -129,9 +132,10 @@ async function fanoutOurs(
   const texts: string[] = [];
   const record = (data: unknown): number => texts.push(String(data));
   sockets[0]?.on('message', record);
+  const retargeted = events.map((event) => ({ ...event, conv_id: conv }));
   const done = receiveAll(sockets, events.length);
   const started = performance.now();
-  for (const event of events) server.stepwise.hub.publish({ ...event, conv_id: conv });
+  for (const event of retargeted) server.stepwise.hub.publish(event);
   await done;
   const elapsed = (performance.now() - started) / 1000;
   sockets[0]?.off('message', record);
@@ -139,7 +143,9 @@ async function fanoutOurs(
   return { rate: (events.length * clients) / elapsed, texts };
 }
 
+/** The raw server serializes each frame once and sends it to every client, as a plain `ws` server would. */
 async function fanoutRaw(texts: readonly string[], clients: number): Promise<number> {
+  const frames = texts.map((text) => JSON.parse(text) as unknown);
   const http = createHttpServer();
   const wss = new WebSocketServer({ server: http });
   const port = await listen(http);
@@ -149,7 +155,10 @@ async function fanoutRaw(texts: readonly string[], clients: number): Promise<num
   await allJoined;
   const done = receiveAll(sockets, texts.length);
   const started = performance.now();
-  for (const text of texts) for (const ws of joined) ws.send(text);
+  for (const frame of frames) {
+    const text = JSON.stringify(frame);
+    for (const ws of joined) ws.send(text);
+  }
   await done;
   const elapsed = (performance.now() - started) / 1000;
   await closeAll(sockets);
@@ -171,7 +180,8 @@ export async function runWireBenchmarks(): Promise<BenchEntry[]> {
       const ours: number[] = [];
       const raw: number[] = [];
       for (let repeat = 0; repeat < FANOUT_REPEATS; repeat++) {
-        const run = await fanoutOurs(server, wsBase, events, clients, `fan-${clients}-${repeat}`);
+        const burst = Array.from({ length: Math.max(1, Math.round(FANOUT_DELIVERIES / clients / events.length)) }, () => events).flat();
+        const run = await fanoutOurs(server, wsBase, burst, clients, `fan-${clients}-${repeat}`);
         ours.push(run.rate);
         raw.push(await fanoutRaw(run.texts, clients));
       }

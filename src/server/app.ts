@@ -59,7 +59,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
 export function createServer(options: ServerOptions): StepwiseServer {
   const stepwise = createStepwise(options.runtime);
   // Subscribed before any client, so it sees every event first and in hub order.
-  const encoder = createFrameEncoder(stepwise.hub);
+  const encoder = createFrameEncoder(stepwise.hub, { retain: 2 * (options.runtime.bufferSize ?? 1000) + 100 });
   const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false };
   const tokens: TokenTable = options.tokens ?? new Map();
   const app = buildApp(context, tokens, options);

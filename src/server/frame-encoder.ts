@@ -6,6 +6,8 @@ import { encodeTextFrame } from './ws-wire.js';
 
 /** One hub event as every client gets it: serialized once, framed for the wire once. */
 export interface EncodedFrame {
+  /** The hub event it encodes (a cache hit must be for this very event). */
+  readonly event: SequencedEvent['event'];
   readonly frame: SemFrame;
   readonly text: string;
   /** The complete WebSocket text frame (header and payload), written as is to every socket. */
@@ -22,12 +24,24 @@ export interface FrameEncoder {
 
 const PAUSE_MEMORY = 10_000;
 
+export interface FrameEncoderConfig {
+  /** Encoded frames kept per conversation; at least what the hub buffers (it keeps up to 2 × its bufferSize). Default 2100. */
+  readonly retain?: number;
+}
+
+/** Per conversation, by seq: a Map keyed by number is much cheaper per frame than a WeakMap. */
+interface ConversationCache {
+  readonly frames: Map<number, EncodedFrame>;
+  oldest: number;
+}
+
 /**
  * Follows the hub from the first event, in hub order (it subscribes before any client), so the
  * per-inference message ids and models that `llm.*` frames share are known when each is encoded.
  */
-export function createFrameEncoder(hub: EventHub): FrameEncoder {
-  const cache = new WeakMap<SequencedEvent, EncodedFrame>();
+export function createFrameEncoder(hub: EventHub, config: FrameEncoderConfig = {}): FrameEncoder {
+  const retain = config.retain ?? 2100;
+  const caches = new Map<string, ConversationCache>();
   const messages = new Map<string, { id: string; model: string; count: number }>();
   const pauses = new Map<string, string>();
   const context: FrameContext = { messageOf: (inferenceId) => messages.get(inferenceId) };
@@ -45,15 +59,22 @@ export function createFrameEncoder(hub: EventHub): FrameEncoder {
   const build = (item: SequencedEvent): EncodedFrame => {
     const frame = toSemFrame(item, context);
     const text = safeStringify(frame);
-    return { frame, text, wire: encodeTextFrame(text) };
+    return { event: item.event, frame, text, wire: encodeTextFrame(text) };
+  };
+
+  const remember = (item: SequencedEvent, encoded: EncodedFrame): void => {
+    let cache = caches.get(item.event.conv_id);
+    // seq 1 again: the hub forgot the conversation and restarted it.
+    if (!cache || item.seq === 1) caches.set(item.event.conv_id, (cache = { frames: new Map(), oldest: item.seq }));
+    cache.frames.set(item.seq, encoded);
+    while (cache.frames.size > retain) cache.frames.delete(cache.oldest++);
   };
 
   const encode = (item: SequencedEvent): EncodedFrame => {
-    let encoded = cache.get(item);
-    if (!encoded) {
-      encoded = build(item);
-      cache.set(item, encoded);
-    }
+    const cached = caches.get(item.event.conv_id)?.frames.get(item.seq);
+    if (cached && cached.event === item.event) return cached;
+    const encoded = build(item);
+    remember(item, encoded);
     return encoded;
   };
 
