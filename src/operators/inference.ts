@@ -1,7 +1,8 @@
-import { catchError, concat, concatMap, defer, ignoreElements, of, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { catchError, concat, defer, ignoreElements, of, tap, type Observable, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
 import { EngineError, type EngineEvent, type Usage } from '../engines/engine.js';
 import { createEvent } from '../streams/events.js';
+import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
@@ -25,8 +26,8 @@ export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' |
  * of(state).pipe(inference(ports)) // emits the state with the model's answer appended
  */
 export function inference(ports: InferencePorts): OperatorFunction<LoopState, LoopState> {
-  // concatMap: one inference at a time, in order; the loop never has two in flight.
-  return concatMap((state) => (hasEnded(state) ? of(state) : inferOnce(ports, state)));
+  // Serial (concat): one inference at a time, in order; the loop never has two in flight.
+  return concatOrPass((state) => (hasEnded(state) ? state : inferOnce(ports, state)));
 }
 
 function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {

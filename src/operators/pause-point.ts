@@ -1,8 +1,9 @@
-import { concatMap, map, of, type OperatorFunction } from 'rxjs';
+import { map, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
 
 /**
@@ -27,11 +28,12 @@ export function pausePoint(
   phase: PausePhase,
   ports: Pick<LoopPorts, 'controller' | 'registry'>,
 ): OperatorFunction<LoopState, LoopState> {
-  // concatMap: a run has at most one pause open, and states keep their order.
-  return concatMap((state) => {
-    if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
+  // Serial (concat): a run has at most one pause open, and states keep their order. Step mode off
+  // passes the state straight through, at no cost.
+  return concatOrPass((state) => {
+    if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return state;
     const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
-    if (phase === 'after_inference' && calls.length === 0) return of(state);
+    if (phase === 'after_inference' && calls.length === 0) return state;
     const { run } = state;
     return ports.controller
       .pause({

@@ -1,6 +1,7 @@
-import { catchError, concat, concatMap, defer, ignoreElements, of, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { catchError, concat, from, ignoreElements, of, type Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
 import { createEvent, type EventOrigin } from '../streams/events.js';
+import { concatOrPass } from './concat-or-pass.js';
 import { hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type SnapshotPhase = 'pre_inference' | 'post_inference' | 'post_tools';
@@ -25,8 +26,9 @@ export type SnapshotHook = (snapshot: Snapshot) => void | ObservableInput<unknow
  * output: ----s--------|
  * ```
  *
- * A hook returning nothing costs no time. A hook that throws or errors is logged as a `log` event
- * (level warn) and the run goes on. Ended states pass through without calling the hook.
+ * No hook: the operator is the identity. A hook returning nothing costs no time. A hook that throws
+ * or errors is logged as a `log` event (level warn) and the run goes on. Ended states pass through
+ * without calling the hook.
  *
  * @example
  * of(state).pipe(snapshotHook('post_tools', ports, (s) => save(s.blocks)))
@@ -37,19 +39,28 @@ export function snapshotHook(
   hook?: SnapshotHook,
 ): OperatorFunction<LoopState, LoopState> {
   if (!hook) return (source) => source;
-  // concatMap: a slow hook must delay this state, never reorder it.
-  return concatMap((state) => {
-    if (hasEnded(state)) return of(state);
-    return concat(
-      defer(() => hook({ phase, run: state.run, iteration: state.iteration, blocks: state.blocks }) ?? of()).pipe(
-        ignoreElements(),
-        catchError((error: unknown) => {
-          const message = `snapshot hook ${phase} failed: ${error instanceof Error ? error.message : String(error)}`;
-          ports.publish(createEvent('log', state.run, ports.scheduler.now(), { level: 'warn', message }));
-          return of();
-        }),
-      ),
-      of(state),
+  const warn = (state: LoopState, error: unknown): void => {
+    const message = `snapshot hook ${phase} failed: ${error instanceof Error ? error.message : String(error)}`;
+    ports.publish(createEvent('log', state.run, ports.scheduler.now(), { level: 'warn', message }));
+  };
+  // Serial (concat): a slow hook must delay this state, never reorder it.
+  return concatOrPass((state): LoopState | Observable<LoopState> => {
+    if (hasEnded(state)) return state;
+    let output: void | ObservableInput<unknown>;
+    try {
+      output = hook({ phase, run: state.run, iteration: state.iteration, blocks: state.blocks });
+    } catch (error) {
+      warn(state, error);
+      return state;
+    }
+    if (output === undefined || output === null) return state;
+    const waited$ = from(output).pipe(
+      ignoreElements(),
+      catchError((error: unknown) => {
+        warn(state, error);
+        return of();
+      }),
     );
+    return concat(waited$, of(state));
   });
 }

@@ -1,4 +1,4 @@
-import { EMPTY, expand, map, of, type Observable, type OperatorFunction } from 'rxjs';
+import { EMPTY, expand, map, of, pipe, queueScheduler, subscribeOn, tap, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls } from '../core/turns.js';
 import { executeTools } from './execute-tools.js';
 import { inference } from './inference.js';
@@ -13,19 +13,21 @@ export interface ToolLoopConfig {
   readonly maxParallelTools?: number;
   /** Called at pre_inference, post_inference and post_tools. Default none. */
   readonly onSnapshot?: SnapshotHook;
+  /** Sees the state after each inference and each tool execution (a cancelled run keeps its partial turn). Default none. */
+  readonly onProgress?: (state: LoopState) => void;
 }
 
 const DEFAULT_TOOL_LOOP_CONFIG = Object.freeze({ maxIterations: 20 });
 
 /**
  * The tool-calling loop: inference, pause, tools, pause, again, as a composition of the step operators.
- * Emits the state after every step; the last emission has `outcome` set, then it completes.
+ * Emits its input, then the state after every step; the last emission has `outcome` set, then it completes.
  *
  * ```
  * input:   s|
  * step 1:  --i--P-----t--P----         (inference, pause after_inference, tools, pause after_tools)
  * step 2:                   --i|       (no tool calls: completed)
- * output:  -------------s1----s2|
+ * output:  s------------s1----s2|
  * ```
  *
  * Feedback is structural (`expand`): each step's state is the next step's input. Engine and tool
@@ -42,18 +44,27 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
   }
   const toolsConfig = config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools };
   const hook = config.onSnapshot;
+  const progress: OperatorFunction<LoopState, LoopState> = config.onProgress ? tap(config.onProgress) : (source) => source;
 
-  const step = (state: LoopState): Observable<LoopState> =>
-    of(state).pipe(
-      snapshotHook('pre_inference', ports, hook),
-      inference(ports),
-      snapshotHook('post_inference', ports, hook),
-      map((s) => (!hasEnded(s) && pendingToolCalls(s.blocks).length === 0 ? endWith(s, { status: 'completed' }) : s)),
-      pausePoint('after_inference', ports),
-      executeTools(ports, toolsConfig),
-      snapshotHook('post_tools', ports, hook),
-      pausePoint('after_tools', ports),
-    );
+  // Composed once: every step of every run goes through the same operator functions.
+  const inferenceHalf = pipe(
+    snapshotHook('pre_inference', ports, hook),
+    inference(ports),
+    progress,
+    snapshotHook('post_inference', ports, hook),
+    map((s: LoopState) => (!hasEnded(s) && pendingToolCalls(s.blocks).length === 0 ? endWith(s, { status: 'completed' }) : s)),
+  );
+  const toolsHalf = pipe(
+    pausePoint('after_inference', ports),
+    executeTools(ports, toolsConfig),
+    progress,
+    snapshotHook('post_tools', ports, hook),
+    pausePoint('after_tools', ports),
+  );
+  // Subscribed on the queue scheduler: a step that finishes synchronously (zero-latency engine and
+  // tools) lets the next step start only after it has returned, so a long run keeps a flat stack.
+  // Still synchronous, so virtual time is unchanged.
+  const step = (state: LoopState): Observable<LoopState> => toolsHalf(inferenceHalf(of(state))).pipe(subscribeOn(queueScheduler));
 
   return (source) =>
     source.pipe(

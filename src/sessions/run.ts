@@ -1,8 +1,7 @@
-import { defer, last, map, of, tap, type Observable } from 'rxjs';
+import { defer, last, map, of, type Observable } from 'rxjs';
+import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
 import { cancelOn } from '../operators/cancel-on.js';
-import type { Block, Turn } from '../core/turns.js';
-import { type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
-import type { Snapshot } from '../operators/snapshot-hook.js';
+import type { LoopPorts, LoopState, RunContext } from '../operators/loop-state.js';
 import { toolLoop, type ToolLoopConfig } from '../operators/tool-loop.js';
 import { createEvent, type RunStatus } from '../streams/events.js';
 
@@ -20,7 +19,8 @@ export interface RunResult {
 /**
  * One run as a cold Observable: publishes `run-started`, runs the tool loop until it ends or
  * `run.cancel$` emits, publishes `run-ended`, emits the result and completes.
- * `onProgress` sees the turn at every snapshot point, so a cancelled run still keeps what it had.
+ * `onProgress` sees the turn after each inference and each tool execution, so a cancelled run
+ * still keeps what it had.
  */
 export function createRun$(
   ports: LoopPorts,
@@ -32,45 +32,52 @@ export function createRun$(
   return defer(() => {
     const initial: LoopState = { run, blocks: [userBlock], iteration: 0 };
     let latest = initial;
-    const record = (snapshot: Snapshot): void => {
-      latest = { ...latest, blocks: snapshot.blocks };
-      onProgress(snapshot.blocks);
-    };
-    const userHook = config.onSnapshot;
-    const loopConfig: ToolLoopConfig = {
-      ...config,
-      onSnapshot: (snapshot) => {
-        record(snapshot);
-        return userHook?.(snapshot);
-      },
+    const record = (state: LoopState): void => {
+      latest = state;
+      onProgress(state.blocks);
     };
     ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
     return of(initial).pipe(
-      toolLoop(ports, loopConfig),
-      tap((state) => {
-        latest = state;
-        onProgress(state.blocks);
-      }),
+      toolLoop(ports, { ...config, onProgress: record }),
       // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
       // and only then completes, so `resumed: cancelled` is published before `run-ended`.
       cancelOn(run.cancel$),
       last(undefined, initial),
-      map((): RunResult => {
+      map((final): RunResult => {
         // No outcome means the loop was cut short by cancel$.
-        const outcome = latest.outcome ?? { status: 'cancelled' as const };
-        const result: RunResult = {
+        const outcome = final.outcome ?? { status: 'cancelled' as const };
+        const state = final.outcome ? final : latest;
+        const blocks = closeDanglingCalls(state.blocks, outcome.status);
+        const error = outcome.error === undefined ? {} : { error: outcome.error };
+        ports.publish(createEvent('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
+        return {
           conv_id: run.conv_id,
           session_id: run.session_id,
           inference_id: run.inference_id,
           turn_id: run.turn_id,
           status: outcome.status,
-          ...(outcome.error === undefined ? {} : { error: outcome.error }),
-          turn: { id: run.turn_id, blocks: latest.blocks },
+          ...error,
+          turn: { id: run.turn_id, blocks },
         };
-        const error = outcome.error === undefined ? {} : { error: outcome.error };
-        ports.publish(createEvent('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
-        return result;
       }),
     );
   });
+}
+
+/**
+ * A run that ends with calls still unanswered (cancelled, aborted) answers them with an error, so the
+ * history stays a valid transcript: providers refuse a tool call without its result.
+ */
+function closeDanglingCalls(blocks: readonly Block[], status: RunStatus): readonly Block[] {
+  const dangling = pendingToolCalls(blocks);
+  if (dangling.length === 0) return blocks;
+  const closing = dangling.map(
+    (call): Block => ({
+      id: `${call.id}:use`,
+      kind: 'tool_use',
+      role: 'tool',
+      payload: { id: call.id, result: null, error: `not run: the run ended (${status}) before this call ran` },
+    }),
+  );
+  return [...blocks, ...closing];
 }

@@ -66,8 +66,9 @@ describe('toolLoop', () => {
     expect(rt.tool.calls).toHaveLength(0);
     expect(run.result).toMatchObject({ status: 'cancelled' });
     expect(rt.sw.controller.get('pause_1')).toBeUndefined();
-    // The turn keeps what the model asked for before the cancel.
-    expect(run.result?.turn.blocks.map((b) => b.kind)).toEqual(['user', 'tool_call']);
+    // The turn keeps what the model asked for, answered as not run so the history stays valid.
+    expect(run.result?.turn.blocks.map((b) => b.kind)).toEqual(['user', 'tool_call', 'tool_use']);
+    expect(toolUses(run.result)).toEqual([{ id: 'call_1_1', result: null, error: 'not run: the run ended (cancelled) before this call ran' }]);
   }));
 
   it('should tear down the engine call on cancel (subscription marbles)', marbles((m) => {
@@ -184,4 +185,13 @@ describe('toolLoop', () => {
     expect(run.result?.turn.blocks.at(-1)).toMatchObject({ kind: 'llm_text', payload: { text: 'the tool said ping' } });
     expect(run.result?.status).toBe('completed');
   }));
+
+  it('should run hundreds of zero-latency steps without growing the stack', () => {
+    const steps = 400;
+    const rt = createTestRuntime({ responses: [...Array.from({ length: steps }, (_, i) => callEcho(String(i))), { text: 'done' }], maxIterations: steps + 1 });
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'go' }).result$.subscribe((r) => (result = r));
+    expect(result?.status).toBe('completed');
+    expect(toolUses(result)).toHaveLength(steps);
+  });
 });
