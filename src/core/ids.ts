@@ -1,13 +1,19 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /** Where every id comes from: injected, so tests and marble specs get predictable ids. */
 export interface IdSource {
   next(prefix: string): string;
 }
 
-/** Random ids for real use: `pause_3f2a…`. */
+/**
+ * Unique ids for real use: `pause_3f2a9c1e04k`, a random part per source then a counter. Unique
+ * across restarts and runtimes, and a counter costs nothing where a UUID per id cost ~1.5 µs.
+ * Not secrets: ownership, not unguessability, protects a conversation or a pause.
+ */
 export function createRandomIds(): IdSource {
-  return { next: (prefix) => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 16)}` };
+  const seed = randomBytes(5).toString('hex');
+  let counter = 0;
+  return { next: (prefix) => `${prefix}_${seed}${(counter++).toString(36)}` };
 }
 
 /** Counting ids for tests: `pause_1`, `pause_2`, … per prefix. */

@@ -56,6 +56,8 @@ export interface Engine {
   readonly name: string;
   readonly model: string;
   infer(request: InferenceRequest): Observable<EngineEvent>;
+  /** Drops what the engine keeps per conversation (the scripted engine's cursor). Optional. */
+  forget?(convId: string): void;
 }
 
 /** A provider or script failure, with an optional machine-readable code (e.g. `http_429`, `stream_cut`). */

@@ -1,5 +1,6 @@
 import { asyncScheduler, concat, concatMap, defer, from, ignoreElements, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
+import type { Block } from '../core/turns.js';
 import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from './engine.js';
 
 /** One scripted model answer (SPEC §4). */
@@ -51,6 +52,9 @@ export function chunkText(text: string): string[] {
 
 const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
+/** Rough characters of a block for the usage estimate; cheap, and never throws (a tool result may be anything). */
+const blockSize = (block: Block): number => ('text' in block.payload ? block.payload.text.length : 64);
+
 /**
  * An engine that plays a script: each inference takes the conversation's next response, in order
  * across its runs. Deterministic in real time and, with a TestScheduler, in virtual time.
@@ -70,7 +74,7 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
     const text = response.text ?? '';
     const calls = response.tool_calls ?? [];
     const deltas = chunkText(text).map((delta): EngineEvent => ({ type: 'text-delta', delta }));
-    const input = request.blocks.reduce((sum, block) => sum + JSON.stringify(block.payload).length, 0);
+    const input = request.blocks.reduce((sum, block) => sum + blockSize(block), 0);
     return concat(
       wait(response.delay_ms ?? 0),
       from(deltas).pipe(concatMap((event, i) => (i === 0 ? of(event) : concat(wait(chunkDelay), of(event))))),
@@ -91,6 +95,9 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
   return {
     name: 'scripted',
     model,
+    forget: (convId) => {
+      cursors.delete(convId);
+    },
     infer: (request) =>
       defer(() => {
         const index = cursors.get(request.conv_id) ?? 0;

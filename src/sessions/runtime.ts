@@ -53,6 +53,8 @@ export interface SessionRegistry {
   open(options?: OpenSessionOptions): Session;
   get(convId: string): Session | undefined;
   list(): Session[];
+  /** Cancels the conversation's run, switches its step mode off and drops it and its buffered events. */
+  close(convId: string): boolean;
   dispose(): void;
 }
 
@@ -101,6 +103,16 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
 
   const sessions = new Map<string, Session>();
   let disposed = false;
+  const close = (convId: string): boolean => {
+    const session = sessions.get(convId);
+    if (!session) return false;
+    session.dispose();
+    controller.disable(session.session_id);
+    sessions.delete(convId);
+    hub.forget(convId);
+    engine.forget?.(convId);
+    return true;
+  };
   const registryOfSessions: SessionRegistry = {
     open: ({ conv_id, owner } = {}) => {
       if (disposed) throw new Error('this stepwise runtime was disposed');
@@ -118,9 +130,9 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     },
     get: (convId) => sessions.get(convId),
     list: () => [...sessions.values()],
+    close,
     dispose: () => {
-      for (const session of sessions.values()) session.dispose();
-      sessions.clear();
+      for (const convId of [...sessions.keys()]) close(convId);
     },
   };
 

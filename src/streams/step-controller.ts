@@ -1,4 +1,4 @@
-import { asyncScheduler, filter, map, merge, NEVER, Observable, Subject, take, timer, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, Observable, Subject, Subscription, type SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import { createEvent, type PauseInfo, type PausePhase, type PauseToolCall, type StepwiseEvent } from './events.js';
 import {
@@ -67,7 +67,14 @@ export interface StepController {
 interface PendingPause {
   readonly info: PauseInfo;
   readonly validateEdit: EditValidator;
-  readonly commands: Subject<PauseResolution>;
+  /** Settles the pause once; later calls do nothing. */
+  readonly resolve: (resolution: PauseResolution) => void;
+}
+
+/** A command that passed validation, on its way to the pause it names. */
+interface DecidedCommand {
+  readonly entry: PendingPause;
+  readonly resolution: PauseResolution;
 }
 
 export function createStepController(ports: StepControllerPorts, config: StepControllerConfig = {}): StepController {
@@ -81,13 +88,31 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
   const scheduler = ports.scheduler ?? asyncScheduler;
   const enabled = new Set<string>();
   const pendingById = new Map<string, PendingPause>();
+  const pendingBySession = new Map<string, Set<PendingPause>>();
   // Insertion-ordered, so the oldest resolved ids are forgotten first.
   const resolved = new Map<string, PauseResolution['reason']>();
-  const disabled$ = new Subject<string>();
+  // The Subject of continue commands: every command, from HTTP, a test or another process, passes
+  // `submit`'s validation and then this one stream, which routes it to its pause by id.
+  const commands = new Subject<DecidedCommand>();
+  commands.subscribe(({ entry, resolution }) => entry.resolve(resolution));
 
   const remember = (pauseId: string, reason: PauseResolution['reason']): void => {
     resolved.set(pauseId, reason);
     if (resolved.size > resolvedMemory) resolved.delete(resolved.keys().next().value as string);
+  };
+
+  const register = (entry: PendingPause): void => {
+    pendingById.set(entry.info.pause_id, entry);
+    let sessionPauses = pendingBySession.get(entry.info.session_id);
+    if (!sessionPauses) pendingBySession.set(entry.info.session_id, (sessionPauses = new Set()));
+    sessionPauses.add(entry);
+  };
+
+  const unregister = (entry: PendingPause): void => {
+    pendingById.delete(entry.info.pause_id);
+    const sessionPauses = pendingBySession.get(entry.info.session_id);
+    sessionPauses?.delete(entry);
+    if (sessionPauses?.size === 0) pendingBySession.delete(entry.info.session_id);
   };
 
   const timeoutDecision = (): PauseDecision =>
@@ -111,47 +136,32 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
         turn_id: request.turn_id,
         tool_calls: request.tool_calls,
       };
-      const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), commands: new Subject() };
-      const resolve = (reason: PauseResolution['reason'], decision: PauseDecision): PauseResolution => ({
-        pause: info,
-        reason,
-        decision,
-      });
+      const waits = new Subscription();
       let settled = false;
-      const settle = (resolution: PauseResolution): void => {
+      // The first of a command, the deadline, cancellation, disable (or unsubscription) wins; the
+      // rest are torn down with it, so a resolved pause leaves no timer or subscription behind.
+      const resolve = (resolution: PauseResolution): void => {
+        if (settled) return;
         settled = true;
-        pendingById.delete(info.pause_id);
+        waits.unsubscribe();
+        unregister(entry);
         remember(info.pause_id, resolution.reason);
         const by = resolution.by === undefined ? {} : { by: resolution.by };
-        ports.publish(
-          createEvent('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, ...by }),
-        );
+        ports.publish(createEvent('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, ...by }));
+        subscriber.next(resolution);
+        subscriber.complete();
       };
-      // The design card's StepController: continue commands merged with the deadline timer, the run's
-      // cancellation notifier and the session's disable switch; the first one wins.
-      const subscription = merge(
-        entry.commands,
-        timer(pauseTimeoutMs, scheduler).pipe(map(() => resolve('timeout', timeoutDecision()))),
-        (request.cancel$ ?? NEVER).pipe(map(() => resolve('cancelled', { action: 'continue' }))),
-        disabled$.pipe(
-          filter((sessionId) => sessionId === info.session_id),
-          map(() => resolve('disabled', { action: 'continue' })),
-        ),
-      )
-        .pipe(take(1))
-        .subscribe((resolution) => {
-          settle(resolution);
-          subscriber.next(resolution);
-          subscriber.complete();
-        });
-      if (!settled) {
-        pendingById.set(info.pause_id, entry);
-        ports.publish(createEvent('paused', info, now, { pause: info }));
+      const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), resolve };
+      const resolution = (reason: PauseResolution['reason'], decision: PauseDecision): PauseResolution => ({ pause: info, reason, decision });
+
+      register(entry);
+      waits.add(scheduler.schedule(() => resolve(resolution('timeout', timeoutDecision())), pauseTimeoutMs));
+      ports.publish(createEvent('paused', info, now, { pause: info }));
+      // After `paused`, so a run already cancelled publishes its pause and then resumes it, in order.
+      if (!settled && request.cancel$) {
+        waits.add(request.cancel$.subscribe(() => resolve(resolution('cancelled', { action: 'continue' }))));
       }
-      return () => {
-        subscription.unsubscribe();
-        if (!settled) settle(resolve('cancelled', { action: 'continue' }));
-      };
+      return () => resolve(resolution('cancelled', { action: 'continue' }));
     });
 
   const submit = (command: ContinueCommand): SubmitResult => {
@@ -169,7 +179,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     const decision = decide(entry.info, command, entry.validateEdit);
     if (decision instanceof StepCommandError) return { ok: false, error: decision };
     const by = command.by === undefined ? {} : { by: command.by };
-    entry.commands.next({ pause: entry.info, reason: reasonOf(decision), decision, ...by });
+    commands.next({ entry, resolution: { pause: entry.info, reason: reasonOf(decision), decision, ...by } });
     return { ok: true, pause: entry.info };
   };
 
@@ -179,17 +189,17 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     },
     disable: (sessionId) => {
       enabled.delete(sessionId);
-      const released = [...pendingById.values()].filter((entry) => entry.info.session_id === sessionId).length;
-      disabled$.next(sessionId);
-      return released;
+      const released = [...(pendingBySession.get(sessionId) ?? [])];
+      for (const entry of released) entry.resolve({ pause: entry.info, reason: 'disabled', decision: { action: 'continue' } });
+      return released.length;
     },
     isEnabled: (sessionId) => enabled.has(sessionId),
     pause,
     submit,
     get: (pauseId) => pendingById.get(pauseId)?.info,
     pending: (sessionId) =>
-      [...pendingById.values()]
-        .map((entry) => entry.info)
-        .filter((info) => sessionId === undefined || info.session_id === sessionId),
+      sessionId === undefined
+        ? [...pendingById.values()].map((entry) => entry.info)
+        : [...(pendingBySession.get(sessionId) ?? [])].map((entry) => entry.info),
   };
 }

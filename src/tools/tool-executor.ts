@@ -3,7 +3,6 @@ import {
   catchError,
   concat,
   defer,
-  isObservable,
   last,
   map,
   of,
@@ -12,12 +11,11 @@ import {
   timeout,
   timer,
   type Observable,
-  type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
-import { fromAbortable } from '../core/abortable.js';
 import type { ToolCall } from '../core/turns.js';
 import type { ToolErrorPolicy } from './define-tool.js';
+import { invokeTool } from './invoke-tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 export interface ToolExecutorConfig {
@@ -68,9 +66,6 @@ function positive(name: string, value: number, allowZero: boolean): void {
   }
 }
 
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
-
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export function createToolExecutor(
@@ -103,58 +98,57 @@ export function createToolExecutor(
       if (!validation.ok) {
         return rejected(call, 'invalid_arguments', `invalid arguments for ${call.name}: ${validation.issues.join('; ')}`);
       }
+      const args = validation.value;
       const policy = tool.policy ?? settings.policy;
       const timeoutMs = tool.timeoutMs ?? settings.timeoutMs;
       const startedAt = scheduler.now();
-      const attempt$ = fromAbortable<unknown>((signal) => {
-        const output = tool.execute(validation.value, { signal, tool_call_id: call.id });
-        // Plain values are wrapped; Promises and Observables are awaited (Observables stay virtual-time friendly).
-        return isObservable(output) || isThenable(output) ? (output as ObservableInput<unknown>) : of(output);
+      const started: ToolProgress = { type: 'started', args };
+      const finished = (result: unknown, error?: unknown): ToolProgress => ({
+        type: 'finished',
+        outcome: {
+          tool_call_id: call.id,
+          name: call.name,
+          result: result === undefined ? null : result,
+          ...(error === undefined ? {} : { error: messageOf(error) }),
+          duration_ms: scheduler.now() - startedAt,
+          abortsRun: error !== undefined && policy === 'abort',
+        },
+      });
+
+      // The first attempt runs now: a synchronous answer (or failure, with no retry to make) is done.
+      const first = invokeTool(tool, args, call.id);
+      if (first.kind === 'value') return of(started, finished(first.value));
+      if (first.kind === 'error' && policy !== 'retry') return of(started, finished(null, first.error));
+
+      let attempts = 0;
+      const attempt$ = defer(() => {
+        const invocation = attempts++ === 0 ? first : invokeTool(tool, args, call.id);
+        if (invocation.kind === 'value') return of(invocation.value);
+        if (invocation.kind === 'error') return throwError(() => invocation.error);
+        return invocation.output$.pipe(last(undefined, null));
       }).pipe(
-        last(undefined, null),
+        // Unsubscribing at the deadline aborts the tool's signal (see invokeTool).
         timeout({
           first: timeoutMs,
           scheduler,
           with: () => throwError(() => new ToolTimeoutError(`tool "${call.name}" timed out after ${timeoutMs} ms`)),
         }),
       );
-      const finished$ = (policy === 'retry'
-        ? attempt$.pipe(
-            retry({
-              count: settings.maxRetries,
-              delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
-            }),
-          )
-        : attempt$
-      ).pipe(
-        map(
-          (result): ToolProgress => ({
-            type: 'finished',
-            outcome: {
-              tool_call_id: call.id,
-              name: call.name,
-              result: result === undefined ? null : result,
-              duration_ms: scheduler.now() - startedAt,
-              abortsRun: false,
-            },
-          }),
-        ),
-        // Errors are values: the model sees them; only the `abort` policy ends the run.
-        catchError((error: unknown) =>
-          of<ToolProgress>({
-            type: 'finished',
-            outcome: {
-              tool_call_id: call.id,
-              name: call.name,
-              result: null,
-              error: messageOf(error),
-              duration_ms: scheduler.now() - startedAt,
-              abortsRun: policy === 'abort',
-            },
-          }),
-        ),
+      const retried$ =
+        policy === 'retry'
+          ? attempt$.pipe(
+              retry({
+                count: settings.maxRetries,
+                delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
+              }),
+            )
+          : attempt$;
+      // Errors are values: the model sees them; only the `abort` policy ends the run.
+      const settled$ = retried$.pipe(
+        map((result) => finished(result)),
+        catchError((error: unknown) => of(finished(null, error))),
       );
-      return concat(of<ToolProgress>({ type: 'started', args: validation.value }), finished$);
+      return concat(of(started), settled$);
     });
 
   return { execute };

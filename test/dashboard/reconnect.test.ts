@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { enableStepMode, errorsOf, launchBrowser, newConvId, openDashboard, openPause, sendPrompt, shownSeqs } from './helpers/browser.js';
+import { enableStepMode, errorsOf, launchBrowser, newConvId, openDashboard, sendPrompt, shownSeqs } from './helpers/browser.js';
 import { startRelay, type Relay } from './helpers/proxy.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 

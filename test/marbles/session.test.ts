@@ -66,3 +66,21 @@ describe('createSession', () => {
     }, 2);
   }));
 });
+
+describe('SessionRegistry.close', () => {
+  it('should cancel the run, release its pause, and drop the conversation and its buffered events', () => {
+    const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'again' }], stepMode: true });
+    const labels: string[] = [];
+    rt.labels$(isPauseOrEnd).subscribe((label) => labels.push(label));
+    rt.session.start({ prompt: 'go' });
+    expect(rt.sw.sessions.close('c1')).toBe(true);
+    expect(labels).toEqual(['paused:after_inference', 'resumed:cancelled', 'run-ended:cancelled']);
+    expect(rt.sw.sessions.get('c1')).toBeUndefined();
+    expect(rt.sw.hub.lastSeq('c1')).toBe(0);
+    expect(rt.sw.controller.isEnabled(rt.session.session_id)).toBe(false);
+    expect(rt.sw.sessions.close('c1')).toBe(false);
+    // The script starts over for a conversation opened again under the same id.
+    const reopened = rt.sw.sessions.open({ conv_id: 'c1' });
+    expect(reopened.session_id).not.toBe(rt.session.session_id);
+  });
+});
