@@ -76,26 +76,31 @@ function runCalls(
     );
   };
 
+  const finish = (outcomes: readonly ToolOutcome[]): LoopState => {
+    const uses: Block[] = outcomes.map((outcome) => ({
+      id: `${outcome.tool_call_id}:use`,
+      kind: 'tool_use',
+      role: 'tool',
+      payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
+    }));
+    const next: LoopState = { ...state, blocks: [...state.blocks, ...uses], decision: undefined };
+    const fatal = outcomes.find((outcome) => outcome.abortsRun);
+    return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
+  };
+  const published = tap((outcome: ToolOutcome) => publishOutcome(ports, state, outcome));
+
+  // One call (the common case) needs no fan-out, ordering or early stop.
+  const only = calls.length === 1 ? calls[0] : undefined;
+  if (only) return runOne(only).pipe(published, map((outcome) => finish([outcome])));
+
   return defer(() =>
     from(calls.map((call, index) => ({ call, index }))).pipe(
       // mergeMap with a limit: tools run in parallel, at most maxParallelTools at once.
-      mergeMap(({ call, index }) => runOne(call).pipe(map((outcome) => ({ outcome, index }))), maxParallelTools),
-      tap(({ outcome }) => publishOutcome(ports, state, outcome)),
+      mergeMap(({ call, index }) => runOne(call).pipe(published, map((outcome) => ({ outcome, index }))), maxParallelTools),
       // An `abort` failure ends the run: stop waiting for (and abort) the other calls.
       takeWhile(({ outcome }) => !outcome.abortsRun, true),
       toArray(),
-      map((finished) => {
-        const ordered = [...finished].sort((a, b) => a.index - b.index).map(({ outcome }) => outcome);
-        const uses: Block[] = ordered.map((outcome) => ({
-          id: `${outcome.tool_call_id}:use`,
-          kind: 'tool_use',
-          role: 'tool',
-          payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
-        }));
-        const next: LoopState = { ...state, blocks: [...state.blocks, ...uses], decision: undefined };
-        const fatal = ordered.find((outcome) => outcome.abortsRun);
-        return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
-      }),
+      map((finished) => finish([...finished].sort((a, b) => a.index - b.index).map(({ outcome }) => outcome))),
     ),
   );
 }

@@ -1,6 +1,6 @@
-import { catchError, concat, defer, ignoreElements, of, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
-import { EngineError, type EngineEvent, type Usage } from '../engines/engine.js';
+import { EngineError, type EngineEvent } from '../engines/engine.js';
 import { createEvent } from '../streams/events.js';
 import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
@@ -31,7 +31,9 @@ export function inference(ports: InferencePorts): OperatorFunction<LoopState, Lo
 }
 
 function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
-  return defer(() => {
+  // One subscription to the engine, folded by hand: this runs once per step, so it avoids the
+  // five operator layers a concat/tap/catchError chain would put on the hot path.
+  return new Observable<LoopState>((subscriber) => {
     const { run } = state;
     const { engine, publish, scheduler, ids } = ports;
     const startedAt = scheduler.now();
@@ -41,7 +43,6 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
     const seenCallIds = new Set<string>();
     let finished: Extract<EngineEvent, { type: 'finished' }> | undefined;
 
-    publish(createEvent('inference-started', run, startedAt, { model: engine.model }));
     const onEngineEvent = (event: EngineEvent): void => {
       const now = scheduler.now();
       switch (event.type) {
@@ -67,41 +68,49 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
       }
     };
 
+    const answered = (): LoopState => {
+      publish(
+        createEvent('inference-finished', run, scheduler.now(), {
+          text,
+          model: finished?.model ?? engine.model,
+          usage: finished?.usage ?? { input_tokens: 0, output_tokens: 0 },
+          stop_reason: finished?.stop_reason ?? null,
+          duration_ms: scheduler.now() - startedAt,
+        }),
+      );
+      const answer: Block[] = [];
+      if (reasoning) answer.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
+      if (text) answer.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
+      return { ...state, blocks: [...state.blocks, ...answer, ...calls], iteration: state.iteration + 1, decision: undefined };
+    };
+
+    // Errors are values: a failed inference ends this run, never the session's streams.
+    const failed = (error: unknown): LoopState => {
+      const message = error instanceof Error ? error.message : String(error);
+      const code = error instanceof EngineError && error.code ? { code: error.code } : {};
+      publish(createEvent('inference-failed', run, scheduler.now(), { message, ...code }));
+      return endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message });
+    };
+
+    const settle = (next: LoopState): void => {
+      subscriber.next(next);
+      subscriber.complete();
+    };
+
+    publish(createEvent('inference-started', run, startedAt, { model: engine.model }));
     const request = {
       conv_id: run.conv_id,
       session_id: run.session_id,
       inference_id: run.inference_id,
       turn_id: run.turn_id,
-      blocks: [...run.history, ...state.blocks],
+      blocks: run.history.length === 0 ? state.blocks : [...run.history, ...state.blocks],
       tools: ports.registry.specs(run.allowedTools),
     };
-    const answered$ = defer(() => {
-      const usage: Usage = finished?.usage ?? { input_tokens: 0, output_tokens: 0 };
-      publish(
-        createEvent('inference-finished', run, scheduler.now(), {
-          text,
-          model: finished?.model ?? engine.model,
-          usage,
-          stop_reason: finished?.stop_reason ?? null,
-          duration_ms: scheduler.now() - startedAt,
-        }),
-      );
-      const answer: Block[] = [
-        ...(reasoning ? [{ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } } as const] : []),
-        ...(text ? [{ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } } as const] : []),
-        ...calls,
-      ];
-      return of<LoopState>({ ...state, blocks: [...state.blocks, ...answer], iteration: state.iteration + 1, decision: undefined });
+    // Unsubscribing (cancellation) unsubscribes the engine, which aborts its request.
+    return engine.infer(request).subscribe({
+      next: onEngineEvent,
+      error: (error: unknown) => settle(failed(error)),
+      complete: () => settle(answered()),
     });
-
-    return concat(engine.infer(request).pipe(tap(onEngineEvent), ignoreElements()), answered$).pipe(
-      // Inside the projection, so a failed inference ends this run and never the session's streams.
-      catchError((error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
-        const code = error instanceof EngineError && error.code ? { code: error.code } : {};
-        publish(createEvent('inference-failed', run, scheduler.now(), { message, ...code }));
-        return of(endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message }));
-      }),
-    );
   });
 }
