@@ -16,6 +16,8 @@ export interface RunContext extends EventOrigin {
   readonly allowedTools?: ReadonlySet<string>;
   /** Emits when the run is cancelled. */
   readonly cancel$: Observable<unknown>;
+  /** This run's own iteration limit (the `/chat` override); else the loop's. */
+  readonly maxIterations?: number;
 }
 
 /** How a run ended; set once, after which every operator passes the state through untouched. */
@@ -24,9 +26,17 @@ export interface RunOutcome {
   readonly error?: string;
 }
 
-/** The value that flows through the loop's operators, one per step. */
+/**
+ * What the loop does next with a state: infer, maybe pause, run the tools, maybe pause, again.
+ * Each phase is its own short-lived pipeline, so a paused run holds only its pause.
+ */
+export type LoopPhase = 'inference' | 'after_inference' | 'tools' | 'after_tools';
+
+/** The value that flows through the loop's operators, one per phase. */
 export interface LoopState {
   readonly run: RunContext;
+  /** The phase this state goes to next; absent means `inference`. */
+  readonly next?: LoopPhase;
   /** This turn's blocks so far. */
   readonly blocks: readonly Block[];
   /** Inferences done in this run. */

@@ -1,38 +1,43 @@
-import { EMPTY, expand, map, of, pipe, queueScheduler, subscribeOn, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { EMPTY, expand, map, of, pipe, queueScheduler, subscribeOn, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls } from '../core/turns.js';
 import { executeTools } from './execute-tools.js';
 import { inference } from './inference.js';
-import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
 import { pausePoint } from './pause-point.js';
 import { snapshotHook, type SnapshotHook } from './snapshot-hook.js';
 
 export interface ToolLoopConfig {
-  /** Inferences per run before it ends with `max_iterations`. Default 20. */
+  /** Inferences per run before it ends with `max_iterations` (a run may set its own). Default 20. */
   readonly maxIterations?: number;
   /** Tool calls run at once. Default 3. */
   readonly maxParallelTools?: number;
   /** Called at pre_inference, post_inference and post_tools. Default none. */
   readonly onSnapshot?: SnapshotHook;
-  /** Sees the state after each inference and each tool execution (a cancelled run keeps its partial turn). Default none. */
-  readonly onProgress?: (state: LoopState) => void;
 }
 
 const DEFAULT_TOOL_LOOP_CONFIG = Object.freeze({ maxIterations: 20 });
 
+const FOLLOWING: Readonly<Record<LoopPhase, LoopPhase>> = Object.freeze({
+  inference: 'after_inference',
+  after_inference: 'tools',
+  tools: 'after_tools',
+  after_tools: 'inference',
+});
+
 /**
  * The tool-calling loop: inference, pause, tools, pause, again, as a composition of the step operators.
- * Emits its input, then the state after every step; the last emission has `outcome` set, then it completes.
+ * Emits its input, then the state after every phase; the last emission has `outcome` set, then it completes.
  *
  * ```
  * input:   s|
- * step 1:  --i--P-----t--P----         (inference, pause after_inference, tools, pause after_tools)
- * step 2:                   --i|       (no tool calls: completed)
- * output:  s------------s1----s2|
+ * phases:  --i--|  P-----|  t--|  P----|  --i|     (inference, pause after_inference, tools, pause after_tools, …)
+ * output:  s----a--------b----c-------d-----e|     (e: no tool calls, completed)
  * ```
  *
- * Feedback is structural (`expand`): each step's state is the next step's input. Engine and tool
- * failures end the run as values (`failed`); unsubscribing cancels the engine call, the tools and
- * any open pause (resolved as `cancelled`).
+ * Feedback is structural (`expand`): each phase's state is the next phase's input. With step mode on
+ * each phase is a pipeline of its own, so a run paused for minutes holds only its pause; with step
+ * mode off a whole step runs as one pipeline. Engine and tool failures end the run as values (`failed`);
+ * unsubscribing cancels the engine call, the tools and any open pause (resolved as `cancelled`).
  *
  * @example
  * of(initialState).pipe(toolLoop(ports, { maxIterations: 5 }), last())
@@ -44,33 +49,47 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
   }
   const toolsConfig = config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools };
   const hook = config.onSnapshot;
-  const progress: OperatorFunction<LoopState, LoopState> = config.onProgress ? tap(config.onProgress) : (source) => source;
 
-  // Composed once: every step of every run goes through the same operator functions.
-  const inferenceHalf = pipe(
-    snapshotHook('pre_inference', ports, hook),
-    inference(ports),
-    progress,
-    snapshotHook('post_inference', ports, hook),
-    map((s: LoopState) => (!hasEnded(s) && pendingToolCalls(s.blocks).length === 0 ? endWith(s, { status: 'completed' }) : s)),
-  );
-  const toolsHalf = pipe(
-    pausePoint('after_inference', ports),
-    executeTools(ports, toolsConfig),
-    progress,
-    snapshotHook('post_tools', ports, hook),
-    pausePoint('after_tools', ports),
-  );
-  // Subscribed on the queue scheduler: a step that finishes synchronously (zero-latency engine and
-  // tools) lets the next step start only after it has returned, so a long run keeps a flat stack.
-  // Still synchronous, so virtual time is unchanged.
-  const step = (state: LoopState): Observable<LoopState> => toolsHalf(inferenceHalf(of(state))).pipe(subscribeOn(queueScheduler));
+  // Composed once: every phase of every run goes through the same operator functions.
+  const phases: Readonly<Record<LoopPhase, OperatorFunction<LoopState, LoopState>>> = {
+    inference: pipe(
+      snapshotHook('pre_inference', ports, hook),
+      inference(ports),
+      snapshotHook('post_inference', ports, hook),
+      map((s) => (!hasEnded(s) && pendingToolCalls(s.blocks).length === 0 ? endWith(s, { status: 'completed' }) : s)),
+    ),
+    after_inference: pausePoint('after_inference', ports),
+    tools: pipe(executeTools(ports, toolsConfig), snapshotHook('post_tools', ports, hook)),
+    after_tools: pausePoint('after_tools', ports),
+  };
 
-  return (source) =>
-    source.pipe(
-      expand((state) => {
-        if (hasEnded(state)) return EMPTY;
-        return state.iteration >= maxIterations ? of(endWith(state, { status: 'max_iterations' })) : step(state);
-      }),
+  // Step mode off: a whole step is one pipeline (its pause points still stop if step mode is switched
+  // on meanwhile), which is the fast path; step mode on: a phase at a time, so a pause holds little.
+  const wholeStep = pipe(phases.inference, phases.after_inference, phases.tools, phases.after_tools);
+
+  /** The phase to run for this state: pause points are passed over while step mode is off. */
+  const phaseOf = (state: LoopState): LoopPhase => {
+    const phase = state.next ?? 'inference';
+    const isPause = phase === 'after_inference' || phase === 'after_tools';
+    return isPause && !ports.controller.isEnabled(state.run.session_id) ? FOLLOWING[phase] : phase;
+  };
+
+  const run = (state: LoopState): Observable<LoopState> => {
+    if (hasEnded(state)) return EMPTY;
+    const phase = phaseOf(state);
+    if (phase === 'inference' && state.iteration >= (state.run.maxIterations ?? maxIterations)) {
+      return of(endWith(state, { status: 'max_iterations' }));
+    }
+    const whole = phase === 'inference' && !ports.controller.isEnabled(state.run.session_id);
+    const next = whole ? 'inference' : FOLLOWING[phase];
+    return (whole ? wholeStep : phases[phase])(of(state)).pipe(
+      map((s): LoopState => ({ ...s, next })),
+      // On the queue scheduler: a phase that finishes synchronously (zero-latency engine and tools)
+      // lets the next one start only after it has returned, so a long run keeps a flat stack.
+      // Still synchronous, so virtual time is unchanged.
+      subscribeOn(queueScheduler),
     );
+  };
+
+  return (source) => source.pipe(expand(run));
 }

@@ -1,8 +1,7 @@
-import { defer, last, map, of, type Observable } from 'rxjs';
+import { defer, last, map, of, tap, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
 import { cancelOn } from '../operators/cancel-on.js';
 import type { LoopPorts, LoopState, RunContext } from '../operators/loop-state.js';
-import { toolLoop, type ToolLoopConfig } from '../operators/tool-loop.js';
 import { createEvent, type RunStatus } from '../streams/events.js';
 
 /** How a run ended, with its turn. */
@@ -17,14 +16,13 @@ export interface RunResult {
 }
 
 /**
- * One run as a cold Observable: publishes `run-started`, runs the tool loop until it ends or
+ * One run as a cold Observable through `loop` (the runtime's one tool loop, shared by every run): publishes `run-started`, runs the tool loop until it ends or
  * `run.cancel$` emits, publishes `run-ended`, emits the result and completes.
- * `onProgress` sees the turn after each inference and each tool execution, so a cancelled run
- * still keeps what it had.
+ * `onProgress` sees the turn after each phase, so a cancelled run still keeps what it had.
  */
 export function createRun$(
   ports: LoopPorts,
-  config: ToolLoopConfig,
+  loop: OperatorFunction<LoopState, LoopState>,
   run: RunContext,
   userBlock: Block,
   onProgress: (blocks: readonly Block[]) => void,
@@ -32,13 +30,14 @@ export function createRun$(
   return defer(() => {
     const initial: LoopState = { run, blocks: [userBlock], iteration: 0 };
     let latest = initial;
-    const record = (state: LoopState): void => {
-      latest = state;
-      onProgress(state.blocks);
-    };
     ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
     return of(initial).pipe(
-      toolLoop(ports, { ...config, onProgress: record }),
+      loop,
+      // Every phase's state: a cancelled run keeps the turn as it stood.
+      tap((state) => {
+        latest = state;
+        onProgress(state.blocks);
+      }),
       // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
       // and only then completes, so `resumed: cancelled` is published before `run-ended`.
       cancelOn(run.cancel$),

@@ -2,6 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
 import { withMiddlewares, type Engine, type EngineMiddleware } from '../engines/engine.js';
 import type { LoopPorts } from '../operators/loop-state.js';
+import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, type EventHub } from '../streams/event-hub.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
@@ -94,12 +95,13 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   );
   const engine = withMiddlewares(config.engine, config.middlewares ?? []);
   const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids };
-  const settings = {
+  // One loop for every run: its operators keep their state inside each subscription.
+  const loop = toolLoop(ports, {
     ...(config.maxIterations === undefined ? {} : { maxIterations: config.maxIterations }),
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
-    ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
-  };
+  });
+  const settings = { loop, ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }) };
 
   const sessions = new Map<string, Session>();
   let disposed = false;

@@ -1,7 +1,6 @@
-import { ReplaySubject, Subject, firstValueFrom, type Observable, type Subscription } from 'rxjs';
+import { ReplaySubject, Subject, firstValueFrom, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
 import type { Block, Turn } from '../core/turns.js';
-import type { LoopPorts } from '../operators/loop-state.js';
-import type { ToolLoopConfig } from '../operators/tool-loop.js';
+import type { LoopPorts, LoopState } from '../operators/loop-state.js';
 import { createRun$, type RunResult } from './run.js';
 
 /** Per-run choices (the `/chat` overrides). */
@@ -63,7 +62,9 @@ export interface Session extends SessionIdentity {
   dispose(): void;
 }
 
-export interface SessionSettings extends ToolLoopConfig {
+export interface SessionSettings {
+  /** The runtime's tool loop: built once, shared by every run of every session. */
+  readonly loop: OperatorFunction<LoopState, LoopState>;
   readonly systemPrompt?: string;
 }
 
@@ -88,13 +89,13 @@ export function createSession(ports: LoopPorts, identity: SessionIdentity, setti
       turn_id,
       history: [...system, ...finished.flatMap((turn) => turn.blocks)],
       ...(overrides.tools ? { allowedTools: new Set(overrides.tools) } : {}),
+      ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
       cancel$,
     };
-    const config: ToolLoopConfig = { ...settings, ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}) };
     const result$ = new ReplaySubject<RunResult>(1);
     const current = { turn_id, cancel$, subscription: undefined as unknown as Subscription, blocks: [userBlock] as readonly Block[] };
     active = current;
-    current.subscription = createRun$(ports, config, run, userBlock, (blocks) => {
+    current.subscription = createRun$(ports, settings.loop, run, userBlock, (blocks) => {
       current.blocks = blocks;
     }).subscribe({
       next: (result) => {
