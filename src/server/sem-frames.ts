@@ -31,8 +31,11 @@ export function toSemFrame({ seq, event }: SequencedEvent, context: FrameContext
 
 function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent, 'seq'> {
   const run = { inference_id: event.inference_id, turn_id: event.turn_id };
-  const message = context.messageOf(event.inference_id) ?? { id: event.inference_id, model: '' };
-  const llmMeta = { ...run, session_id: event.session_id, model: message.model };
+  // Only llm.* frames need the streaming message; the rest skip the lookup (this runs once per frame).
+  const isLlm = event.type === 'inference-started' || event.type === 'text-delta' || event.type === 'inference-finished' ||
+    event.type === 'inference-failed' || event.type === 'reasoning-delta';
+  const message = (isLlm ? context.messageOf(event.inference_id) : undefined) ?? { id: event.inference_id, model: '' };
+  const llmMeta = isLlm ? { inference_id: event.inference_id, turn_id: event.turn_id, session_id: event.session_id, model: message.model } : run;
   switch (event.type) {
     case 'run-started':
       return { type: 'run.start', id: event.inference_id, ...run, session_id: event.session_id };
