@@ -10,11 +10,10 @@ import { createEchoTool, createStepEngine, nowUs, settle, within } from './scena
  * step mode off, every event published to the hub with one subscriber, against a bare RxJS `expand`
  * loop and a plain async/await loop over the same scripted engine and echo tool.
  *
- * A zero-delay script runs synchronously, and stepwise's `expand` then recurses about 40 KB of stack
- * per step: past ~25 steps a run overflows the default stack and stalls silently (the RangeError
- * reaches a closed subscriber). So each run is kept to `steps` (15) steps; each sample is
- * `runsPerSample` runs, each in a fresh
- * conversation so the script starts over. The three loops are sampled in interleaved rounds
+ * A zero-delay script runs synchronously; the bare RxJS baseline's `expand` recurses per step and
+ * would overflow the stack on long runs (stepwise trampolines its phases), so each run is kept to
+ * `steps` (15) steps; each sample is `runsPerSample` runs, each in a fresh conversation so the
+ * script starts over. The three loops are sampled in interleaved rounds
  * (stepwise, rx, plain, stepwise, …) after a warm-up, so drift and GC hit all three alike; the
  * figures are medians of the per-sample µs/step.
  */
