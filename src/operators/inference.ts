@@ -106,8 +106,16 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
       blocks: run.history.length === 0 ? state.blocks : [...run.history, ...state.blocks],
       tools: ports.registry.specs(run.allowedTools),
     };
+    let events$: Observable<EngineEvent>;
+    try {
+      events$ = engine.infer(request);
+    } catch (error) {
+      // An engine that throws instead of erroring its stream still only fails this run.
+      settle(failed(error));
+      return;
+    }
     // Unsubscribing (cancellation) unsubscribes the engine, which aborts its request.
-    return engine.infer(request).subscribe({
+    return events$.subscribe({
       next: onEngineEvent,
       error: (error: unknown) => settle(failed(error)),
       complete: () => settle(answered()),

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { config as rxjsConfig } from 'rxjs';
 import type { Engine } from '../engines/engine.js';
 import { createScriptedEngine, parseScript } from '../engines/scripted.js';
 import { selectEngine } from '../engines/select-engine.js';
@@ -61,6 +62,16 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   if (tokens.size > 0) console.log(`auth: ${tokens.size} token(s) configured`);
   console.log(`stepwise listening on http://${host}:${port}`);
   stopOnSignals(server.close);
+  keepServingOnStrayErrors();
+}
+
+/**
+ * A bug in a subscriber (RxJS rethrows it on a timer) or a forgotten promise must not take every
+ * conversation down: log it loudly and keep serving. Only the CLI, the process's owner, does this.
+ */
+function keepServingOnStrayErrors(): void {
+  rxjsConfig.onUnhandledError = (error: unknown) => console.error('stepwise: unhandled error in a stream:', error);
+  process.on('unhandledRejection', (reason) => console.error('stepwise: unhandled promise rejection:', reason));
 }
 
 function stopOnSignals(close: () => Promise<void>): void {

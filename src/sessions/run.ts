@@ -1,7 +1,7 @@
-import { defer, last, map, of, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { catchError, defer, last, map, of, tap, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
 import { cancelOn } from '../operators/cancel-on.js';
-import type { LoopPorts, LoopState, RunContext } from '../operators/loop-state.js';
+import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
 import { createEvent, type RunStatus } from '../streams/events.js';
 
 /** How a run ended, with its turn. */
@@ -41,6 +41,11 @@ export function createRun$(
       // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
       // and only then completes, so `resumed: cancelled` is published before `run-ended`.
       cancelOn(run.cancel$),
+      // Only a bug gets here (engine and tool failures are values): the run still ends, as failed,
+      // with its run-ended event, so no dashboard waits on it forever.
+      catchError((error: unknown) =>
+        of(endWith(latest, { status: 'failed', error: `internal error: ${error instanceof Error ? error.message : String(error)}` })),
+      ),
       last(undefined, initial),
       map((final): RunResult => {
         // No outcome means the loop was cut short by cancel$.

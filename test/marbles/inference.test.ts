@@ -81,3 +81,27 @@ describe('inference', () => {
     m.expect(rt.labels$((l) => l.startsWith('run-ended'))).toBeObservable('---k', { k: 'run-ended:cancelled' });
   }));
 });
+
+describe('inference with a misbehaving engine', () => {
+  it('should fail the run, not the session, when the engine throws instead of erroring', () => {
+    const engine: Engine = { name: 'bad', model: 'b', infer: () => { throw new TypeError('engine bug'); } };
+    const rt = createTestRuntime({ engine });
+    const labels: string[] = [];
+    rt.labels$().subscribe((l) => labels.push(l));
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'hi' }).result$.subscribe((r) => (result = r));
+    expect(result).toMatchObject({ status: 'failed', error: 'engine bug' });
+    expect(labels).toEqual(['run-started', 'inference-started', 'inference-failed', 'run-ended:failed']);
+    expect(rt.session.running).toBe(false);
+  });
+
+  it('should end the run as failed with run-ended when a bug errors the loop', () => {
+    const rt = createTestRuntime({ responses: [{ text: 'x' }], onSnapshot: () => ({ subscribe: () => { throw new Error('not an observable'); } }) as never });
+    const labels: string[] = [];
+    rt.labels$().subscribe((l) => labels.push(l));
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'hi' }).result$.subscribe((r) => (result = r));
+    expect(result?.status).toBe('failed');
+    expect(labels.at(-1)).toBe('run-ended:failed');
+  });
+});
