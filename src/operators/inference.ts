@@ -40,7 +40,7 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
     let text = '';
     let reasoning = '';
     const calls: Block[] = [];
-    const seenCallIds = new Set<string>();
+    let seenCallIds: Set<string> | undefined;
     let finished: Extract<EngineEvent, { type: 'finished' }> | undefined;
 
     const onEngineEvent = (event: EngineEvent): void => {
@@ -56,6 +56,7 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
           break;
         case 'tool-call': {
           // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
+          seenCallIds ??= new Set();
           const id = event.id && !seenCallIds.has(event.id) ? event.id : ids.next('call');
           seenCallIds.add(id);
           calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });

@@ -1,4 +1,4 @@
-import { catchError, defer, last, map, of, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { Observable, of, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
 import { cancelOn } from '../operators/cancel-on.js';
 import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
@@ -27,44 +27,47 @@ export function createRun$(
   userBlock: Block,
   onProgress: (blocks: readonly Block[]) => void,
 ): Observable<RunResult> {
-  return defer(() => {
+  // One hand-written subscriber instead of tap/catchError/last/map: a run lives as long as its
+  // pauses, and every layer it holds costs memory for each paused run.
+  return new Observable<RunResult>((subscriber) => {
     const initial: LoopState = { run, blocks: [userBlock], iteration: 0 };
     let latest = initial;
+    const end = (final: LoopState): void => {
+      // No outcome means the loop was cut short by cancel$.
+      const outcome = final.outcome ?? { status: 'cancelled' as const };
+      const error = outcome.error === undefined ? {} : { error: outcome.error };
+      ports.publish(createEvent('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
+      subscriber.next({
+        conv_id: run.conv_id,
+        session_id: run.session_id,
+        inference_id: run.inference_id,
+        turn_id: run.turn_id,
+        status: outcome.status,
+        ...error,
+        turn: { id: run.turn_id, blocks: closeDanglingCalls(final.blocks, outcome.status) },
+      });
+      subscriber.complete();
+    };
     ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
-    return of(initial).pipe(
-      loop,
-      // Every phase's state: a cancelled run keeps the turn as it stood.
-      tap((state) => {
-        latest = state;
-        onProgress(state.blocks);
-      }),
-      // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
-      // and only then completes, so `resumed: cancelled` is published before `run-ended`.
-      cancelOn(run.cancel$),
-      // Only a bug gets here (engine and tool failures are values): the run still ends, as failed,
-      // with its run-ended event, so no dashboard waits on it forever.
-      catchError((error: unknown) =>
-        of(endWith(latest, { status: 'failed', error: `internal error: ${error instanceof Error ? error.message : String(error)}` })),
-      ),
-      last(undefined, initial),
-      map((final): RunResult => {
-        // No outcome means the loop was cut short by cancel$.
-        const outcome = final.outcome ?? { status: 'cancelled' as const };
-        const state = final.outcome ? final : latest;
-        const blocks = closeDanglingCalls(state.blocks, outcome.status);
-        const error = outcome.error === undefined ? {} : { error: outcome.error };
-        ports.publish(createEvent('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
-        return {
-          conv_id: run.conv_id,
-          session_id: run.session_id,
-          inference_id: run.inference_id,
-          turn_id: run.turn_id,
-          status: outcome.status,
-          ...error,
-          turn: { id: run.turn_id, blocks },
-        };
-      }),
-    );
+    return of(initial)
+      .pipe(
+        loop,
+        // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
+        // and only then completes, so `resumed: cancelled` is published before `run-ended`.
+        cancelOn(run.cancel$),
+      )
+      .subscribe({
+        // Every phase's state: a cancelled run keeps the turn as it stood.
+        next: (state) => {
+          latest = state;
+          onProgress(state.blocks);
+        },
+        complete: () => end(latest),
+        // Only a bug gets here (engine and tool failures are values): the run still ends, as failed,
+        // with its run-ended event, so no dashboard waits on it forever.
+        error: (error: unknown) =>
+          end(endWith(latest, { status: 'failed', error: `internal error: ${error instanceof Error ? error.message : String(error)}` })),
+      });
   });
 }
 
