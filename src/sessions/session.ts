@@ -1,4 +1,4 @@
-import { ReplaySubject, Subject, firstValueFrom, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import { AsyncSubject, Subject, firstValueFrom, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
 import type { Block, Turn } from '../core/turns.js';
 import type { LoopPorts, LoopState } from '../operators/loop-state.js';
 import { createRun$, type RunResult } from './run.js';
@@ -19,7 +19,7 @@ export interface StartRunInput {
 export interface RunHandle {
   readonly inference_id: string;
   readonly turn_id: string;
-  /** Replays the result to late subscribers. */
+  /** The result, also for late subscribers (an AsyncSubject: one value, kept after completion). */
   readonly result$: Observable<RunResult>;
   result(): Promise<RunResult>;
 }
@@ -92,7 +92,7 @@ export function createSession(ports: LoopPorts, identity: SessionIdentity, setti
       ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
       cancel$,
     };
-    const result$ = new ReplaySubject<RunResult>(1);
+    const result$ = new AsyncSubject<RunResult>();
     const current = { turn_id, cancel$, subscription: undefined as unknown as Subscription, blocks: [userBlock] as readonly Block[] };
     active = current;
     current.subscription = createRun$(ports, settings.loop, run, userBlock, (blocks) => {
