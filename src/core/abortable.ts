@@ -9,17 +9,27 @@ import { from, Observable, type ObservableInput } from 'rxjs';
 export function fromAbortable<T>(call: (signal: AbortSignal) => ObservableInput<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
     const controller = new AbortController();
-    let settled = false;
-    let inner: ObservableInput<T>;
+    let input: ObservableInput<T>;
     try {
-      inner = call(controller.signal);
+      input = call(controller.signal);
     } catch (error) {
       subscriber.error(error);
       return;
     }
-    const subscription = from(inner).subscribe({
+    return abortOnUnsubscribe(input, () => controller.abort(new Error('aborted: the run was cancelled or timed out'))).subscribe(subscriber);
+  });
+}
+
+/**
+ * Follows `input`, and calls `abort` when unsubscribed before it settled (completed or failed), so
+ * work that is still running hears about the cancellation and finished work does not.
+ */
+export function abortOnUnsubscribe<T>(input: ObservableInput<T>, abort: () => void): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    let settled = false;
+    const subscription = from(input).subscribe({
       next: (value) => subscriber.next(value),
-      error: (error) => {
+      error: (error: unknown) => {
         settled = true;
         subscriber.error(error);
       },
@@ -30,7 +40,7 @@ export function fromAbortable<T>(call: (signal: AbortSignal) => ObservableInput<
     });
     return () => {
       subscription.unsubscribe();
-      if (!settled) controller.abort(new Error('aborted: the run was cancelled or timed out'));
+      if (!settled) abort();
     };
   });
 }

@@ -1,4 +1,5 @@
-import { from, isObservable, Observable, type ObservableInput } from 'rxjs';
+import { isObservable, type Observable, type ObservableInput } from 'rxjs';
+import { abortOnUnsubscribe } from '../core/abortable.js';
 import type { Tool } from './define-tool.js';
 
 /** What calling a tool gave back at once. */
@@ -35,23 +36,8 @@ export function invokeTool(tool: Tool, args: unknown, toolCallId: string): Invoc
     return { kind: 'error', error };
   }
   if (!isObservable(output) && !isThenable(output) && !isAsyncIterable(output)) return { kind: 'value', value: output };
-  const output$ = new Observable<unknown>((subscriber) => {
-    let settled = false;
-    const subscription = from(output as ObservableInput<unknown>).subscribe({
-      next: (value) => subscriber.next(value),
-      error: (error: unknown) => {
-        settled = true;
-        subscriber.error(error);
-      },
-      complete: () => {
-        settled = true;
-        subscriber.complete();
-      },
-    });
-    return () => {
-      subscription.unsubscribe();
-      if (!settled) controller?.abort(new Error('aborted: the run was cancelled or the tool timed out'));
-    };
-  });
+  const output$ = abortOnUnsubscribe(output as ObservableInput<unknown>, () =>
+    controller?.abort(new Error('aborted: the run was cancelled or the tool timed out')),
+  );
   return { kind: 'pending', output$ };
 }
