@@ -1,22 +1,21 @@
 import type { Subscription } from 'rxjs';
 import type { EventHub } from '../streams/event-hub.js';
 import type { SequencedEvent } from '../streams/events.js';
-import { toSemFrame, type FrameContext, type SemFrame } from './sem-frames.js';
-import { encodeTextFrame } from './ws-wire.js';
+import { llmDeltaText, toSemFrame, type FrameContext } from './sem-frames.js';
 
-/** One hub event as every client gets it: serialized once, framed for the wire once. */
+/** One hub event as every client gets it, serialized once. */
 export interface EncodedFrame {
-  /** The hub event it encodes (a cache hit must be for this very event). */
+  /** The hub event it encodes. */
   readonly event: SequencedEvent['event'];
-  readonly frame: SemFrame;
+  /** The frame's JSON text: the payload of its WebSocket frame and its entry in `/hydrate`. */
   readonly text: string;
-  /** The complete WebSocket text frame (header and payload), written as is to every socket. */
-  readonly wire: Buffer;
 }
 
 export interface FrameEncoder {
   /** The encoded frame of a hub item (cached, so `/hydrate` and every client see identical frames). */
   encode(item: SequencedEvent): EncodedFrame;
+  /** Just the text of `encode(item)`: what the fan-out asks for, once per frame and client. */
+  textOf(item: SequencedEvent): string;
   /** The conversation a pause belongs to, also after it resolved (for 403 on foreign pauses). */
   convOfPause(pauseId: string): string | undefined;
   dispose(): void;
@@ -29,10 +28,16 @@ export interface FrameEncoderConfig {
   readonly retain?: number;
 }
 
-/** Per conversation, by seq: a Map keyed by number is much cheaper per frame than a WeakMap. */
+/**
+ * Per conversation, a ring of the last `retain` texts by seq: slot `(seq - first) % retain`. Two
+ * parallel arrays and no per-frame object or Map entry, since this is written once per frame.
+ * A slot is a hit only if it holds this very event (the conversation may have restarted at seq 1).
+ */
 interface ConversationCache {
-  readonly frames: Map<number, EncodedFrame>;
-  oldest: number;
+  readonly events: (SequencedEvent['event'] | undefined)[];
+  readonly texts: string[];
+  readonly first: number;
+  newest: number;
 }
 
 /**
@@ -45,6 +50,9 @@ export function createFrameEncoder(hub: EventHub, config: FrameEncoderConfig = {
   const messages = new Map<string, { id: string; model: string; count: number }>();
   const pauses = new Map<string, string>();
   const context: FrameContext = { messageOf: (inferenceId) => messages.get(inferenceId) };
+  // The item the hub is delivering right now: every client asks for it just after we encoded it.
+  let lastItem: SequencedEvent | undefined;
+  let lastText = '';
 
   const track = ({ event }: SequencedEvent): void => {
     if (event.type === 'inference-started') {
@@ -56,38 +64,53 @@ export function createFrameEncoder(hub: EventHub, config: FrameEncoderConfig = {
     }
   };
 
-  const build = (item: SequencedEvent): EncodedFrame => {
-    const frame = toSemFrame(item, context);
-    const text = safeStringify(frame);
-    return { event: item.event, frame, text, wire: encodeTextFrame(text) };
+  const cached = ({ seq, event }: SequencedEvent): string | undefined => {
+    const cache = caches.get(event.conv_id);
+    if (!cache || seq < cache.first) return undefined;
+    const slot = (seq - cache.first) % retain;
+    return cache.events[slot] === event ? cache.texts[slot] : undefined;
   };
 
-  const remember = (item: SequencedEvent, encoded: EncodedFrame): void => {
-    let cache = caches.get(item.event.conv_id);
+  const remember = ({ seq, event }: SequencedEvent, text: string): void => {
+    let cache = caches.get(event.conv_id);
     // seq 1 again: the hub forgot the conversation and restarted it.
-    if (!cache || item.seq === 1) caches.set(item.event.conv_id, (cache = { frames: new Map(), oldest: item.seq }));
-    cache.frames.set(item.seq, encoded);
-    while (cache.frames.size > retain) cache.frames.delete(cache.oldest++);
+    if (!cache || seq === 1) caches.set(event.conv_id, (cache = { events: [], texts: [], first: seq, newest: seq }));
+    // Older than the ring (or than the cache): not kept, so it cannot evict a newer frame.
+    if (seq < cache.first || seq <= cache.newest - retain) return;
+    const slot = (seq - cache.first) % retain;
+    // The ring grows by appending, so the arrays stay packed (a gap only when frames came out of order).
+    while (cache.events.length < slot) {
+      cache.events.push(undefined);
+      cache.texts.push('');
+    }
+    cache.events[slot] = event;
+    cache.texts[slot] = text;
+    if (seq > cache.newest) cache.newest = seq;
   };
 
-  const encode = (item: SequencedEvent): EncodedFrame => {
-    const cached = caches.get(item.event.conv_id)?.frames.get(item.seq);
-    if (cached && cached.event === item.event) return cached;
-    const encoded = build(item);
-    remember(item, encoded);
-    return encoded;
+  const textOf = (item: SequencedEvent): string => {
+    if (item === lastItem) return lastText;
+    let text = cached(item);
+    if (text === undefined) {
+      text = llmDeltaText(item, context) ?? safeStringify(toSemFrame(item, context));
+      remember(item, text);
+    }
+    lastItem = item;
+    lastText = text;
+    return text;
   };
 
   // A throw here would be rethrown asynchronously by RxJS and end the process: encoding cannot fail.
   const subscription: Subscription = hub.events$.subscribe((item) => {
     track(item);
-    encode(item);
+    textOf(item);
     // The run's message ids are no longer needed once its end frame is encoded.
     if (item.event.type === 'run-ended') messages.delete(item.event.inference_id);
   });
 
   return {
-    encode,
+    encode: (item) => ({ event: item.event, text: textOf(item) }),
+    textOf,
     convOfPause: (pauseId) => pauses.get(pauseId),
     dispose: () => subscription.unsubscribe(),
   };

@@ -29,30 +29,62 @@ export function toSemFrame({ seq, event }: SequencedEvent, context: FrameContext
   return { sem: true, event: body as SemEvent };
 }
 
+/**
+ * The text of an `llm.delta` frame, byte for byte `JSON.stringify(toSemFrame(item, context))`, written
+ * by hand: it is the frame a stream sends per token, and the metadata it repeats is serialized once per
+ * inference rather than once per frame. Undefined for any other frame, or a field that is not a string
+ * (JSON.stringify's rules for those apply on the generic path).
+ */
+export function llmDeltaText({ seq, event }: SequencedEvent, context: FrameContext): string | undefined {
+  if (event.type !== 'text-delta' || typeof event.delta !== 'string' || typeof event.cumulative !== 'string' || !Number.isSafeInteger(seq)) {
+    return undefined;
+  }
+  const message = context.messageOf(event.inference_id);
+  const id = message?.id ?? event.inference_id;
+  if (typeof id !== 'string') return undefined;
+  const metadata = metadataText(event, message?.model ?? '');
+  return `{"sem":true,"event":{"type":"llm.delta","id":${JSON.stringify(id)},"delta":${JSON.stringify(event.delta)},"cumulative":${JSON.stringify(event.cumulative)},"metadata":${metadata},"seq":${seq}}}`;
+}
+
+/** The last metadata serialized: consecutive deltas of one inference share it. */
+let lastMetadata = { inference_id: '', turn_id: '', session_id: '', model: '', text: '' } as Record<string, unknown> & { text: string };
+
+function metadataText(event: StepwiseEvent, model: string): string {
+  const last = lastMetadata;
+  if (last.inference_id === event.inference_id && last.turn_id === event.turn_id && last.session_id === event.session_id && last.model === model) {
+    return last.text;
+  }
+  const metadata = llmMetadata(event, model);
+  lastMetadata = { ...metadata, text: JSON.stringify(metadata) };
+  return lastMetadata.text;
+}
+
 function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent, 'seq'> {
-  const run = { inference_id: event.inference_id, turn_id: event.turn_id };
-  // Only llm.* frames need the streaming message; the rest skip the lookup (this runs once per frame).
+  // Only llm.* frames need the streaming message and its metadata; the rest build neither (this runs
+  // once per frame, and every object here is garbage right after serialization).
   const isLlm = event.type === 'inference-started' || event.type === 'text-delta' || event.type === 'inference-finished' ||
     event.type === 'inference-failed' || event.type === 'reasoning-delta';
-  const message = (isLlm ? context.messageOf(event.inference_id) : undefined) ?? { id: event.inference_id, model: '' };
-  const llmMeta = isLlm ? { inference_id: event.inference_id, turn_id: event.turn_id, session_id: event.session_id, model: message.model } : run;
+  const message = isLlm ? context.messageOf(event.inference_id) : undefined;
+  const messageId = message?.id ?? event.inference_id;
+  const model = message?.model ?? '';
   switch (event.type) {
     case 'run-started':
-      return { type: 'run.start', id: event.inference_id, ...run, session_id: event.session_id };
+      return { type: 'run.start', id: event.inference_id, inference_id: event.inference_id, turn_id: event.turn_id, session_id: event.session_id };
     case 'inference-started':
-      return { type: 'llm.start', id: message.id, role: 'assistant', metadata: { ...llmMeta, model: event.model } };
+      return { type: 'llm.start', id: messageId, role: 'assistant', metadata: llmMetadata(event, event.model) };
     case 'text-delta':
-      return { type: 'llm.delta', id: message.id, delta: event.delta, cumulative: event.cumulative, metadata: llmMeta };
+      return { type: 'llm.delta', id: messageId, delta: event.delta, cumulative: event.cumulative, metadata: llmMetadata(event, model) };
     case 'reasoning-delta':
-      return { type: 'log', id: `${message.id}:reasoning`, level: 'debug', message: 'reasoning', fields: { delta: event.delta } };
+      return { type: 'log', id: `${messageId}:reasoning`, level: 'debug', message: 'reasoning', fields: { delta: event.delta } };
     case 'inference-finished': {
-      const { model, usage, stop_reason, duration_ms } = event;
-      return { type: 'llm.final', id: message.id, text: event.text, metadata: { ...llmMeta, model, usage, stop_reason, duration_ms } };
+      const { inference_id, turn_id, session_id, usage, stop_reason, duration_ms } = event;
+      const metadata = { inference_id, turn_id, session_id, model: event.model, usage, stop_reason, duration_ms };
+      return { type: 'llm.final', id: messageId, text: event.text, metadata };
     }
     case 'inference-failed':
-      return { type: 'llm.error', id: message.id, message: event.message, ...(event.code === undefined ? {} : { code: event.code }) };
+      return { type: 'llm.error', id: messageId, message: event.message, ...(event.code === undefined ? {} : { code: event.code }) };
     case 'tool-call-requested':
-      return { type: 'tool.start', id: event.tool_call_id, name: event.name, input: event.args, ...run };
+      return { type: 'tool.start', id: event.tool_call_id, name: event.name, input: event.args, inference_id: event.inference_id, turn_id: event.turn_id };
     case 'tool-execution-started':
       return { type: 'tool.delta', id: event.tool_call_id, name: event.name, patch: { exec: true, input: event.args } };
     case 'tool-result':
@@ -68,6 +100,11 @@ function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent,
     case 'log':
       return { type: 'log', id: `log:${event.inference_id}:${event.at}`, level: event.level, message: event.message, ...(event.fields === undefined ? {} : { fields: event.fields }) };
   }
+}
+
+/** The `metadata` of llm.start and llm.delta, fields in this order (the wire bytes depend on it). */
+function llmMetadata(event: StepwiseEvent, model: string): Record<string, unknown> {
+  return { inference_id: event.inference_id, turn_id: event.turn_id, session_id: event.session_id, model };
 }
 
 function pauseEvent(event: Extract<StepwiseEvent, { type: 'paused' }>): Omit<SemEvent, 'seq'> {

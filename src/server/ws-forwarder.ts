@@ -4,7 +4,8 @@ import { WebSocket, type RawData } from 'ws';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { FrameEncoder } from './frame-encoder.js';
-import { encodeTextFrame } from './ws-wire.js';
+import type { SequencedEvent } from '../streams/events.js';
+import { appendTextFrame, createFrameList, encodeTextFrame, framesOf, type FrameList } from './ws-wire.js';
 
 export interface ForwarderConfig {
   /** Bytes a client may have waiting (ours plus the socket's) before it is closed with 1013. Default 8 MiB. */
@@ -32,11 +33,36 @@ export interface WsForwarder {
   dispose(): void;
 }
 
+/** One conversation's frames of this event-loop turn, in seq order from `first`, encoded once for all its clients. */
+interface Batch {
+  readonly first: number;
+  /** Which event each frame is, so a conversation restarted at seq 1 is not mistaken for the batch. */
+  readonly events: SequencedEvent['event'][];
+  readonly frames: FrameList;
+}
+
+/** A client's share of a batch: frames `[from, to)`. */
+interface Span {
+  readonly batch: Batch;
+  readonly from: number;
+  to: number;
+}
+
+/** The clients of one conversation, and the batch they share this turn. */
+interface Group {
+  readonly convId: string;
+  clients: number;
+  batch?: Batch;
+}
+
 interface Client {
   readonly ws: WebSocket;
   readonly socket: Duplex;
-  queue: Buffer[];
-  queuedBytes: number;
+  readonly group: Group;
+  /** What goes out at the next flush, in order: control frames and spans of hub frames. */
+  queue: (Buffer | Span)[];
+  /** In the flush list (its socket's budget checked this turn). */
+  dirty: boolean;
   subscription?: Subscription;
   closed: boolean;
   /** The replayed backlog's bytes, allowed on top of the budget until the socket first drains. */
@@ -49,38 +75,48 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     throw new RangeError(`createWsForwarder: maxBufferedBytes must be a positive number, got ${maxBufferedBytes}`);
   }
   const clients = new Set<Client>();
-  const dirty = new Set<Client>();
+  const groups = new Map<string, Group>();
+  let dirty: Client[] = [];
+  let batched: Group[] = [];
   let flushScheduled = false;
   let disposed = false;
 
-  // One flush per event-loop turn: each client's frames of that turn go out in one corked write,
-  // which is what lets one run fan out to many clients faster than a write per frame.
+  const wireOf = (chunk: Buffer | Span): Buffer => {
+    if (Buffer.isBuffer(chunk)) return chunk;
+    return framesOf(chunk.batch.frames, chunk.from, chunk.to);
+  };
+
+  // One flush per event-loop turn: each client's frames of that turn go out in one write (a conversation's
+  // frames of the turn are one buffer, shared by its clients), which is what makes fan-out cheap.
   const flush = (): void => {
     flushScheduled = false;
-    for (const client of dirty) {
+    const flushing = dirty;
+    dirty = [];
+    for (const group of batched) group.batch = undefined;
+    batched = [];
+    for (const client of flushing) {
       const { queue, socket } = client;
       client.queue = [];
-      client.queuedBytes = 0;
+      client.dirty = false;
       if (client.closed || client.ws.readyState !== WebSocket.OPEN) continue;
       if (queue.length === 1) {
-        socket.write(queue[0] as Buffer);
+        socket.write(wireOf(queue[0] as Buffer | Span));
       } else {
         socket.cork();
-        for (const chunk of queue) socket.write(chunk);
+        for (const chunk of queue) socket.write(wireOf(chunk));
         socket.uncork();
       }
       if (isTooSlow(client)) tooSlow(client);
     }
-    dirty.clear();
   };
 
   const drop = (client: Client): void => {
+    if (client.closed) return;
     client.closed = true;
     client.subscription?.unsubscribe();
     client.queue = [];
-    client.queuedBytes = 0;
     clients.delete(client);
-    dirty.delete(client);
+    if (--client.group.clients === 0) groups.delete(client.group.convId);
   };
 
   // What the kernel did not take yet: a reader that keeps up drains it every turn. One turn's queue
@@ -93,16 +129,55 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     client.ws.close(CLOSE_TRY_AGAIN_LATER, 'client too slow; reconnect with since_seq');
   };
 
-  const enqueue = (client: Client, chunk: Buffer): void => {
-    if (client.closed) return;
-    client.queue.push(chunk);
-    client.queuedBytes += chunk.length;
-    if (isTooSlow(client)) return tooSlow(client);
-    dirty.add(client);
+  // The socket's backlog only changes when we write (at the flush) or it drains, so checking it once
+  // per turn, when the client gets its first frame of the turn, is as good as checking every frame.
+  const markDirty = (client: Client): boolean => {
+    if (client.dirty) return true;
+    if (isTooSlow(client)) {
+      tooSlow(client);
+      return false;
+    }
+    client.dirty = true;
+    dirty.push(client);
     if (!flushScheduled) {
       flushScheduled = true;
       setImmediate(flush);
     }
+    return true;
+  };
+
+  const enqueue = (client: Client, chunk: Buffer): void => {
+    if (!client.closed && markDirty(client)) client.queue.push(chunk);
+  };
+
+  // The first client to get a frame this turn adds it to the conversation's batch; the others (and
+  // it, for the frames that follow) extend a span over it. A frame the batch cannot hold (a replay
+  // of frames older than the batch) goes as a frame of its own.
+  const forward = (client: Client, item: SequencedEvent): void => {
+    if (client.closed) return;
+    const { group } = client;
+    let batch = group.batch;
+    if (batch === undefined) {
+      batch = group.batch = { first: item.seq, events: [], frames: createFrameList() };
+      batched.push(group);
+    }
+    const index = item.seq - batch.first;
+    if (index === batch.events.length) {
+      batch.events.push(item.event);
+      appendTextFrame(batch.frames, encoder.textOf(item));
+    } else if (index < 0 || index > batch.events.length || batch.events[index] !== item.event) {
+      return enqueue(client, encodeTextFrame(encoder.textOf(item)));
+    }
+    if (!markDirty(client)) return;
+    const last = client.queue[client.queue.length - 1];
+    if (last !== undefined && !Buffer.isBuffer(last) && last.batch === batch && last.to === index) last.to = index + 1;
+    else client.queue.push({ batch, from: index, to: index + 1 });
+  };
+
+  const queuedBytes = (client: Client): number => {
+    let bytes = 0;
+    for (const chunk of client.queue) bytes += wireOf(chunk).length;
+    return bytes;
   };
 
   const control = (type: string, fields: Record<string, unknown>): Buffer =>
@@ -119,7 +194,10 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       ws.close(CLOSE_GOING_AWAY, 'server shutting down');
       return;
     }
-    const client: Client = { ws, socket, queue: [], queuedBytes: 0, closed: false, allowance: 0 };
+    let group = groups.get(session.conv_id);
+    if (!group) groups.set(session.conv_id, (group = { convId: session.conv_id, clients: 0 }));
+    group.clients += 1;
+    const client: Client = { ws, socket, group, queue: [], dirty: false, closed: false, allowance: 0 };
     clients.add(client);
     const { hub, controller } = stepwise;
     const lastSeq = hub.lastSeq(session.conv_id);
@@ -137,13 +215,13 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     ws.on('close', () => drop(client));
     ws.on('error', () => drop(client));
     // The hello's last_seq and the subscription are taken in the same synchronous step: no gap.
-    const subscription = hub.replay$(session.conv_id, sinceSeq ?? lastSeq).subscribe((item) => enqueue(client, encoder.encode(item).wire));
+    const subscription = hub.replay$(session.conv_id, sinceSeq ?? lastSeq).subscribe((item) => forward(client, item));
     if (client.closed) {
       subscription.unsubscribe();
       return;
     }
     client.subscription = subscription;
-    client.allowance = client.queuedBytes;
+    client.allowance = queuedBytes(client);
     socket.once('drain', () => (client.allowance = 0));
   };
 
