@@ -82,8 +82,9 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     }
     const whole = phase === 'inference' && !ports.controller.isEnabled(state.run.session_id);
     const next = whole ? 'inference' : FOLLOWING[phase];
-    return (whole ? wholeStep : phases[phase])(of(state)).pipe(
-      map((s): LoopState => ({ ...s, next })),
+    // `next` is set on the way in: every operator keeps it on the states it derives, so the output
+    // needs no extra mapping layer (each live layer costs memory while a run is paused).
+    return (whole ? wholeStep : phases[phase])(of<LoopState>({ ...state, next })).pipe(
       // On the queue scheduler: a phase that finishes synchronously (zero-latency engine and tools)
       // lets the next one start only after it has returned, so a long run keeps a flat stack.
       // Still synchronous, so virtual time is unchanged.

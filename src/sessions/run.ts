@@ -1,6 +1,5 @@
-import { Observable, of, type OperatorFunction } from 'rxjs';
+import { Observable, of, type OperatorFunction, type Subscription } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
-import { cancelOn } from '../operators/cancel-on.js';
 import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
 import { createEvent, type RunStatus } from '../streams/events.js';
 
@@ -32,7 +31,10 @@ export function createRun$(
   return new Observable<RunResult>((subscriber) => {
     const initial: LoopState = { run, blocks: [userBlock], iteration: 0 };
     let latest = initial;
+    let ended = false;
     const end = (final: LoopState): void => {
+      if (ended) return;
+      ended = true;
       // No outcome means the loop was cut short by cancel$.
       const outcome = final.outcome ?? { status: 'cancelled' as const };
       const error = outcome.error === undefined ? {} : { error: outcome.error };
@@ -49,13 +51,15 @@ export function createRun$(
       subscriber.complete();
     };
     ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
-    return of(initial)
-      .pipe(
-        loop,
-        // Cancellation is unsubscription: it tears down the engine call, the tools and any open pause,
-        // and only then completes, so `resumed: cancelled` is published before `run-ended`.
-        cancelOn(run.cancel$),
-      )
+    let loopSubscription: Subscription | undefined;
+    // Cancellation is unsubscription: the loop is torn down first (aborting the engine call and the
+    // tools, resolving an open pause as `cancelled`), then the run ends, so `resumed` precedes `run-ended`.
+    const cancelSubscription = run.cancel$.subscribe(() => {
+      loopSubscription?.unsubscribe();
+      end(latest);
+    });
+    loopSubscription = of(initial)
+      .pipe(loop)
       .subscribe({
         // Every phase's state: a cancelled run keeps the turn as it stood.
         next: (state) => {
@@ -68,6 +72,10 @@ export function createRun$(
         error: (error: unknown) =>
           end(endWith(latest, { status: 'failed', error: `internal error: ${error instanceof Error ? error.message : String(error)}` })),
       });
+    return () => {
+      cancelSubscription.unsubscribe();
+      loopSubscription?.unsubscribe();
+    };
   });
 }
 
