@@ -69,66 +69,102 @@ export interface SessionSettings {
 }
 
 export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings): Session {
-  const finished: Turn[] = [];
-  let active: { turn_id: string; cancel$: Subject<void>; subscription: Subscription; blocks: readonly Block[] } | undefined;
+  return new LoopSession(ports, identity, settings);
+}
 
-  const start = ({ prompt, overrides = {} }: StartRunInput): RunHandle => {
-    if (active) throw new RunInProgressError(identity.conv_id, identity.session_id);
+interface ActiveRun {
+  readonly turn_id: string;
+  readonly cancel$: Subject<void>;
+  subscription?: Subscription;
+  blocks: readonly Block[];
+}
+
+/**
+ * A class rather than a closure record: a server holds one per conversation, and prototype methods
+ * cost nothing per instance where five closures and their context did.
+ */
+class LoopSession implements Session {
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly created_at: number;
+  readonly owner?: string;
+  private readonly finished: Turn[] = [];
+  private active: ActiveRun | undefined;
+
+  constructor(
+    private readonly ports: LoopPorts,
+    identity: SessionIdentity,
+    private readonly settings: SessionSettings,
+  ) {
+    this.conv_id = identity.conv_id;
+    this.session_id = identity.session_id;
+    this.created_at = identity.created_at;
+    if (identity.owner !== undefined) this.owner = identity.owner;
+  }
+
+  get running(): boolean {
+    return this.active !== undefined;
+  }
+
+  turns(): Turn[] {
+    const { active, finished } = this;
+    return active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished];
+  }
+
+  start({ prompt, overrides = {} }: StartRunInput): RunHandle {
+    const { ports, settings } = this;
+    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
     const unknown = overrides.tools ? ports.registry.unknown(overrides.tools) : [];
     if (unknown.length > 0) throw new UnknownToolsError(unknown);
     const turn_id = ports.ids.next('turn');
     const inference_id = ports.ids.next('inf');
     const systemPrompt = overrides.system_prompt ?? settings.systemPrompt;
-    const system: Block[] = systemPrompt ? [{ id: `${identity.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
+    const system: Block[] = systemPrompt ? [{ id: `${this.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
     const cancel$ = new Subject<void>();
     const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: prompt } };
     const run = {
-      conv_id: identity.conv_id,
-      session_id: identity.session_id,
+      conv_id: this.conv_id,
+      session_id: this.session_id,
       inference_id,
       turn_id,
-      history: [...system, ...finished.flatMap((turn) => turn.blocks)],
+      history: [...system, ...this.finished.flatMap((turn) => turn.blocks)],
       ...(overrides.tools ? { allowedTools: new Set(overrides.tools) } : {}),
       ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
       cancel$,
     };
     const result$ = new AsyncSubject<RunResult>();
-    const current = { turn_id, cancel$, subscription: undefined as unknown as Subscription, blocks: [userBlock] as readonly Block[] };
-    active = current;
+    const current: ActiveRun = { turn_id, cancel$, blocks: [userBlock] };
+    this.active = current;
+    const release = (): void => {
+      if (this.active === current) this.active = undefined;
+    };
     current.subscription = createRun$(ports, settings.loop, run, userBlock, (blocks) => {
       current.blocks = blocks;
     }).subscribe({
       next: (result) => {
-        finished.push(result.turn);
-        if (active === current) active = undefined;
+        this.finished.push(result.turn);
+        release();
         result$.next(result);
         result$.complete();
       },
       // Only a programmer bug reaches here; free the session so it is not wedged.
       error: (error: unknown) => {
-        if (active === current) active = undefined;
+        release();
         result$.error(error);
       },
     });
     return { inference_id, turn_id, result$: result$.asObservable(), result: () => firstValueFrom(result$) };
-  };
+  }
 
-  return {
-    ...identity,
-    get running() {
-      return active !== undefined;
-    },
-    turns: () => (active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished]),
-    start,
-    cancel: () => {
-      if (!active) return false;
-      active.cancel$.next();
-      return true;
-    },
-    dispose: () => {
-      active?.cancel$.next();
-      active?.subscription.unsubscribe();
-      active = undefined;
-    },
-  };
+  cancel(): boolean {
+    if (!this.active) return false;
+    this.active.cancel$.next();
+    return true;
+  }
+
+  dispose(): void {
+    this.active?.cancel$.next();
+    this.active?.subscription?.unsubscribe();
+    this.active = undefined;
+  }
 }
