@@ -1,4 +1,4 @@
-import { asyncScheduler, Observable, Subject, Subscription, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, Observable, Subject, type SchedulerLike, type Subscription } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import { createEvent, type PauseInfo, type PausePhase, type PauseToolCall, type StepwiseEvent } from './events.js';
 import {
@@ -136,14 +136,16 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
         turn_id: request.turn_id,
         tool_calls: request.tool_calls,
       };
-      const waits = new Subscription();
+      let deadline: Subscription | undefined;
+      let cancellation: Subscription | undefined;
       let settled = false;
       // The first of a command, the deadline, cancellation, disable (or unsubscription) wins; the
       // rest are torn down with it, so a resolved pause leaves no timer or subscription behind.
       const resolve = (resolution: PauseResolution): void => {
         if (settled) return;
         settled = true;
-        waits.unsubscribe();
+        deadline?.unsubscribe();
+        cancellation?.unsubscribe();
         unregister(entry);
         remember(info.pause_id, resolution.reason);
         const by = resolution.by === undefined ? {} : { by: resolution.by };
@@ -155,11 +157,13 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
       const resolution = (reason: PauseResolution['reason'], decision: PauseDecision): PauseResolution => ({ pause: info, reason, decision });
 
       register(entry);
-      waits.add(scheduler.schedule(() => resolve(resolution('timeout', timeoutDecision())), pauseTimeoutMs));
+      deadline = scheduler.schedule(() => resolve(resolution('timeout', timeoutDecision())), pauseTimeoutMs);
       ports.publish(createEvent('paused', info, now, { pause: info }));
       // After `paused`, so a run already cancelled publishes its pause and then resumes it, in order.
       if (!settled && request.cancel$) {
-        waits.add(request.cancel$.subscribe(() => resolve(resolution('cancelled', { action: 'continue' }))));
+        cancellation = request.cancel$.subscribe(() => resolve(resolution('cancelled', { action: 'continue' })));
+        // A notifier that had already fired resolves during subscribe, before `cancellation` is set.
+        if (settled) cancellation.unsubscribe();
       }
       return () => resolve(resolution('cancelled', { action: 'continue' }));
     });
