@@ -18,7 +18,13 @@ import { isObservable, Observable, type MonoTypeOperatorFunction, type Subscript
  * @example
  * source.pipe(concatOrPass((state) => (needsWait(state) ? wait$(state) : state)))
  */
-export function concatOrPass<T>(project: (value: T) => T | Observable<T>): MonoTypeOperatorFunction<T> {
+export function concatOrPass<T>(project: (value: T) => T | Observable<T>): MonoTypeOperatorFunction<T>;
+/**
+ * With `select`, an inner value is mapped with its outer value before it is emitted: the `map` a
+ * caller would otherwise append stays alive as long as the inner does (a pause may last minutes).
+ */
+export function concatOrPass<T, I>(project: (value: T) => T | Observable<I>, select: (inner: I, outer: T) => T): MonoTypeOperatorFunction<T>;
+export function concatOrPass<T, I>(project: (value: T) => T | Observable<I>, select?: (inner: I, outer: T) => T): MonoTypeOperatorFunction<T> {
   return (source) =>
     new Observable<T>((subscriber) => {
       const queue: T[] = [];
@@ -33,14 +39,15 @@ export function concatOrPass<T>(project: (value: T) => T | Observable<T>): MonoT
         draining = true;
         try {
           while (!active && queue.length > 0 && !subscriber.closed) {
-            const output = project(queue.shift() as T);
+            const outer = queue.shift() as T;
+            const output = project(outer);
             if (!isObservable(output)) {
               subscriber.next(output);
               continue;
             }
             active = true;
             inner = output.subscribe({
-              next: (value) => subscriber.next(value),
+              next: (value) => subscriber.next(select ? select(value, outer) : (value as unknown as T)),
               error: (error: unknown) => subscriber.error(error),
               complete: () => {
                 active = false;

@@ -1,4 +1,4 @@
-import { map, type OperatorFunction } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
@@ -18,8 +18,8 @@ import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.
  * ```
  *
  * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once.
- * A `deny` or `edit` decision rides on the state to `executeTools`; the `abort` timeout action and a
- * `cancelled` resolution end the run. Unsubscribing while paused resolves the pause as `cancelled`.
+ * A `deny` or `edit` decision rides on the state to `executeTools`; the `abort` timeout action ends
+ * the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`.
  *
  * @example
  * of(state).pipe(pausePoint('after_inference', ports))
@@ -29,14 +29,15 @@ export function pausePoint(
   ports: Pick<LoopPorts, 'controller' | 'registry'>,
 ): OperatorFunction<LoopState, LoopState> {
   // Serial (concat): a run has at most one pause open, and states keep their order. Step mode off
-  // passes the state straight through, at no cost.
-  return concatOrPass((state) => {
-    if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return state;
-    const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
-    if (phase === 'after_inference' && calls.length === 0) return state;
-    const { run } = state;
-    return ports.controller
-      .pause({
+  // passes the state straight through, at no cost. The resolution is applied by concatOrPass's
+  // selector, not a `map`, so a long pause keeps one layer less alive.
+  return concatOrPass(
+    (state: LoopState) => {
+      if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return state;
+      const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
+      if (phase === 'after_inference' && calls.length === 0) return state;
+      const { run } = state;
+      return ports.controller.pause({
         conv_id: run.conv_id,
         session_id: run.session_id,
         inference_id: run.inference_id,
@@ -45,10 +46,12 @@ export function pausePoint(
         summary: summarize(phase, state, calls),
         tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
         validateEdit: editValidator(calls, ports.registry),
-        cancel$: run.cancel$,
-      })
-      .pipe(map((resolution) => applyResolution(phase, state, resolution)));
-  });
+        // No cancel$ here: cancellation is unsubscription (the run tears the loop down), which
+        // resolves the pause as `cancelled` all the same, without a subscription per waiting pause.
+      });
+    },
+    (resolution: PauseResolution, state: LoopState) => applyResolution(phase, state, resolution),
+  );
 }
 
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {

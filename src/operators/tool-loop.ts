@@ -84,12 +84,12 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     const next = whole ? 'inference' : FOLLOWING[phase];
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
-    return (whole ? wholeStep : phases[phase])(of<LoopState>({ ...state, next })).pipe(
-      // On the queue scheduler: a phase that finishes synchronously (zero-latency engine and tools)
-      // lets the next one start only after it has returned, so a long run keeps a flat stack.
-      // Still synchronous, so virtual time is unchanged.
-      subscribeOn(queueScheduler),
-    );
+    const output$ = (whole ? wholeStep : phases[phase])(of<LoopState>({ ...state, next }));
+    // Work phases start on the queue scheduler: one that finishes synchronously (zero-latency engine
+    // and tools) lets the next start only after it has returned, so a long run keeps a flat stack;
+    // still synchronous, so virtual time is unchanged. Pauses need no trampoline (every cycle has work
+    // phases) and so hold one layer less while they wait.
+    return phase === 'after_inference' || phase === 'after_tools' ? output$ : output$.pipe(subscribeOn(queueScheduler));
   };
 
   return (source) => source.pipe(expand(run));

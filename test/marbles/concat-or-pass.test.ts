@@ -33,3 +33,12 @@ describe('concatOrPass', () => {
     m.expect(m.cold('a').pipe(concatOrPass((): string => { throw new Error('bug'); })), '^').toBeObservable('#', undefined, new Error('bug'));
   }));
 });
+
+describe('concatOrPass with a selector', () => {
+  it('should map each inner value with its outer value, and leave plain values alone', marbles((m) => {
+    const inner = m.cold('--x|', { x: 10 });
+    const source = m.cold('a-b|', { a: 1, b: 2 });
+    const project = (v: number): number | Observable<number> => (v === 1 ? inner : v * 100);
+    m.expect(source.pipe(concatOrPass(project, (i: number, o: number) => i + o))).toBeObservable('--x(b|)', { x: 11, b: 200 });
+  }));
+});

@@ -46,11 +46,14 @@ describe('pausePoint', () => {
     expect(published[0]).toMatchObject({ pause: { tool_calls: [{ id: 'call_1', name: 'echo', input: { text: 'a' } }], summary: 'the model asked for 1 tool call: echo' } });
   }));
 
-  it('should end the state as cancelled when the run is cancelled while paused', marbles((m) => {
-    const { controller, ports, state } = setup();
+  it('should resolve the pause as cancelled when unsubscribed, which is how a run is cancelled', marbles((m) => {
+    const { controller, ports, published, state } = setup();
     controller.enable('sess_1');
-    const cancel$ = m.hot('---x');
-    m.expect(of(state([call], cancel$)).pipe(pausePoint('after_tools', ports), summary)).toBeObservable('---(s|)', { s: 'cancelled:-' });
+    m.expect(of(state([call])).pipe(pausePoint('after_tools', ports), summary), '^--!').toBeObservable('---');
+    m.flush();
+    expect(published.map(labelOf)).toEqual(['paused:after_tools', 'resumed:cancelled']);
+    expect(published[1]?.at).toBe(3);
+    expect(controller.pending()).toEqual([]);
   }));
 
   it('should validate edits against the schema of the tool each call names', marbles((m) => {

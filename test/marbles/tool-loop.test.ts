@@ -194,4 +194,19 @@ describe('toolLoop', () => {
     expect(result?.status).toBe('completed');
     expect(toolUses(result)).toHaveLength(steps);
   });
+
+  it('should keep a flat stack when step mode is on and every pause is continued synchronously', () => {
+    const steps = 300;
+    const rt = createTestRuntime({ responses: [...Array.from({ length: steps }, (_, i) => callEcho(String(i))), { text: 'done' }], maxIterations: steps + 1, stepMode: true });
+    let pauses = 0;
+    rt.events$().subscribe((event) => {
+      if (event.type !== 'paused') return;
+      pauses += 1;
+      rt.sw.controller.submit({ pause_id: event.pause.pause_id });
+    });
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'go' }).result$.subscribe((r) => (result = r));
+    expect(result?.status).toBe('completed');
+    expect(pauses).toBe(2 * steps);
+  });
 });
