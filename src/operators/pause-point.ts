@@ -55,7 +55,6 @@ export function pausePoint(
 }
 
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
-  if (resolution.reason === 'cancelled') return endWith(state, { status: 'cancelled' });
   if (resolution.decision.action === 'abort') return endWith(state, { status: 'failed', error: resolution.decision.reason });
   return phase === 'after_inference' ? { ...state, decision: resolution.decision } : state;
 }
