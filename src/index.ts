@@ -25,7 +25,7 @@ export {
   type ToolChoice,
   type ToolSpec,
   type Usage,
-} from './engines/engine.js';
+} from './core/engine.js';
 export { logging, reorderToolResults, systemPrompt } from './engines/middlewares.js';
 export { chunkText, createScriptedEngine, parseScript, type Script, type ScriptedEngineConfig, type ScriptedResponse } from './engines/scripted.js';
 export * from './operators/index.js';

@@ -1,6 +1,6 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import type { Engine, EngineEvent, InferenceRequest, Usage } from './engine.js';
+import type { Engine, EngineEvent, InferenceRequest, Usage } from '../core/engine.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
 import { parseArgs } from './transcript.js';

@@ -1,6 +1,6 @@
 import { tap } from 'rxjs';
 import type { Block } from '../core/turns.js';
-import type { EngineEvent, EngineMiddleware, InferenceRequest } from './engine.js';
+import type { EngineEvent, EngineMiddleware, InferenceRequest } from '../core/engine.js';
 
 /** Prepends a system prompt unless the transcript already starts with one. */
 export function systemPrompt(text: string): EngineMiddleware {

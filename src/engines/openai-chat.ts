@@ -1,6 +1,6 @@
 import OpenAI, { type ClientOptions } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import type { Engine, EngineEvent, InferenceRequest } from './engine.js';
+import type { Engine, EngineEvent, InferenceRequest } from '../core/engine.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
 import { parseArgs } from './transcript.js';

@@ -1,6 +1,6 @@
 import OpenAI, { type ClientOptions } from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseStreamEvent, Response } from 'openai/resources/responses/responses';
-import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from './engine.js';
+import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from '../core/engine.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
 import { parseArgs } from './transcript.js';

@@ -1,6 +1,6 @@
 import * as AnthropicErrors from '@anthropic-ai/sdk';
 import * as OpenAIErrors from 'openai';
-import { EngineError } from './engine.js';
+import { EngineError } from '../core/engine.js';
 
 const isApiError = (e: unknown) => e instanceof OpenAIErrors.APIError || e instanceof AnthropicErrors.APIError;
 const isTimeout = (e: unknown) =>

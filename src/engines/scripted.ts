@@ -1,7 +1,7 @@
 import { asyncScheduler, concat, concatMap, defer, from, ignoreElements, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
 import type { Block } from '../core/turns.js';
-import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from './engine.js';
+import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from '../core/engine.js';
 
 /** One scripted model answer (SPEC §4). */
 export interface ScriptedResponse {

@@ -1,5 +1,5 @@
 import { createAnthropicEngine, ANTHROPIC_DEFAULTS } from './anthropic.js';
-import type { Engine } from './engine.js';
+import type { Engine } from '../core/engine.js';
 import { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS } from './openai-chat.js';
 import { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS } from './openai-responses.js';
 

@@ -1,6 +1,6 @@
 import { catchError, throwError, type Observable } from 'rxjs';
 import { fromAbortable } from '../core/abortable.js';
-import type { EngineEvent } from './engine.js';
+import type { EngineEvent } from '../core/engine.js';
 import { toEngineError } from './provider-error.js';
 
 /**

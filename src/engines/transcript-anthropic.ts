@@ -1,6 +1,6 @@
 import type { ContentBlockParam, MessageParam, Tool, ToolChoice } from '@anthropic-ai/sdk/resources/messages';
 import type { Block } from '../core/turns.js';
-import type { InferenceRequest, ToolSpec } from './engine.js';
+import type { InferenceRequest, ToolSpec } from '../core/engine.js';
 import { groupTranscript, parseArgs, resultText } from './transcript.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Block } from '../core/turns.js';
-import type { ToolSpec } from './engine.js';
+import type { ToolSpec } from '../core/engine.js';
 import { groupTranscript, resultText, stringifyArgs, wireSchema } from './transcript.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Block } from '../core/turns.js';
-import type { JsonSchema, ToolSpec } from './engine.js';
+import type { JsonSchema, ToolSpec } from '../core/engine.js';
 
 /**
  * A provider-neutral view of a transcript: blocks grouped the way every provider wants them.

@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
-import { EngineError, type EngineEvent } from '../engines/engine.js';
+import { EngineError, type EngineEvent } from '../core/engine.js';
 import { createEvent } from '../streams/events.js';
 import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
@@ -43,16 +43,29 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
     let seenCallIds: Set<string> | undefined;
     let finished: Extract<EngineEvent, { type: 'finished' }> | undefined;
 
+    let reasoningOpen = false;
+    // Reasoning comes first; whatever follows it (text, a call, the end) closes it.
+    const closeReasoning = (now: number): void => {
+      if (!reasoningOpen) return;
+      reasoningOpen = false;
+      publish(createEvent('reasoning-finished', run, now, { text: reasoning }));
+    };
+
     const onEngineEvent = (event: EngineEvent): void => {
       const now = scheduler.now();
+      if (event.type !== 'reasoning-delta') closeReasoning(now);
       switch (event.type) {
         case 'text-delta':
           text += event.delta;
           publish(createEvent('text-delta', run, now, { delta: event.delta, cumulative: text }));
           break;
         case 'reasoning-delta':
+          if (!reasoningOpen) {
+            reasoningOpen = true;
+            publish(createEvent('reasoning-started', run, now, {}));
+          }
           reasoning += event.delta;
-          publish(createEvent('reasoning-delta', run, now, { delta: event.delta }));
+          publish(createEvent('reasoning-delta', run, now, { delta: event.delta, cumulative: reasoning }));
           break;
         case 'tool-call': {
           // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
@@ -70,6 +83,7 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
     };
 
     const answered = (): LoopState => {
+      closeReasoning(scheduler.now());
       publish(
         createEvent('inference-finished', run, scheduler.now(), {
           text,

@@ -1,7 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { Block } from '../core/turns.js';
-import type { Engine } from '../engines/engine.js';
+import type { Engine } from '../core/engine.js';
 import type { EventOrigin, RunStatus, StepwiseEvent } from '../streams/events.js';
 import type { PauseDecision } from '../streams/step-commands.js';
 import type { StepController } from '../streams/step-controller.js';

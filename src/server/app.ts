@@ -24,7 +24,7 @@ export interface ServerOptions {
   readonly allowedOrigins?: readonly string[];
   /** A WebSocket client's send budget before it is closed with 1013. Default 8 MiB. */
   readonly maxClientBufferBytes?: number;
-  /** The dashboard's static folder. Default `src/server/dashboard`, found from this module. */
+  /** The dashboard's static folder. Default `src/dashboard`, found from this module. */
   readonly dashboardDir?: string;
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;

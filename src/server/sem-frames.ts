@@ -63,7 +63,7 @@ function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent,
   // Only llm.* frames need the streaming message and its metadata; the rest build neither (this runs
   // once per frame, and every object here is garbage right after serialization).
   const isLlm = event.type === 'inference-started' || event.type === 'text-delta' || event.type === 'inference-finished' ||
-    event.type === 'inference-failed' || event.type === 'reasoning-delta';
+    event.type === 'inference-failed' || event.type === 'reasoning-started' || event.type === 'reasoning-delta' || event.type === 'reasoning-finished';
   const message = isLlm ? context.messageOf(event.inference_id) : undefined;
   const messageId = message?.id ?? event.inference_id;
   const model = message?.model ?? '';
@@ -74,8 +74,12 @@ function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent,
       return { type: 'llm.start', id: messageId, role: 'assistant', metadata: llmMetadata(event, event.model) };
     case 'text-delta':
       return { type: 'llm.delta', id: messageId, delta: event.delta, cumulative: event.cumulative, metadata: llmMetadata(event, model) };
+    case 'reasoning-started':
+      return { type: 'llm.thinking.start', id: `${messageId}:thinking`, role: 'assistant' };
     case 'reasoning-delta':
-      return { type: 'log', id: `${messageId}:reasoning`, level: 'debug', message: 'reasoning', fields: { delta: event.delta } };
+      return { type: 'llm.thinking.delta', id: `${messageId}:thinking`, delta: event.delta, cumulative: event.cumulative };
+    case 'reasoning-finished':
+      return { type: 'llm.thinking.final', id: `${messageId}:thinking`, text: event.text };
     case 'inference-finished': {
       const { inference_id, turn_id, session_id, usage, stop_reason, duration_ms } = event;
       const metadata = { inference_id, turn_id, session_id, model: event.model, usage, stop_reason, duration_ms };

@@ -6,11 +6,11 @@ import express, { type Router } from 'express';
 const moduleDir = dirname(fileURLToPath(import.meta.url));
 
 /**
- * The dashboard's static folder: next to this module under vitest (`src/server/dashboard`), or the
- * source folder seen from the compiled `dist/src/server`, since the build copies no static files.
+ * The dashboard's static folder, `src/dashboard`: a sibling of this module's folder under vitest, or
+ * seen from the compiled `dist/src/server` (the package ships `src/dashboard`; the build copies no static files).
  */
 export function findDashboardDir(): string | undefined {
-  const candidates = [join(moduleDir, 'dashboard'), resolve(moduleDir, '../../../src/server/dashboard')];
+  const candidates = [resolve(moduleDir, '../dashboard'), resolve(moduleDir, '../../../src/dashboard')];
   return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates.find((dir) => existsSync(dir));
 }
 

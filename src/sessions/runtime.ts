@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
-import { withMiddlewares, type Engine, type EngineMiddleware } from '../engines/engine.js';
+import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/engine.js';
 import type { LoopPorts } from '../operators/loop-state.js';
 import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';

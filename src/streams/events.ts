@@ -1,4 +1,4 @@
-import type { Usage } from '../engines/engine.js';
+import type { Usage } from '../core/engine.js';
 
 /**
  * Events: facts that happened in a session, named in the past tense. Every event of every session
@@ -48,7 +48,11 @@ export type StepwiseEvent = EventBase &
     | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string }
     | { readonly type: 'inference-started'; readonly model: string }
     | { readonly type: 'text-delta'; readonly delta: string; readonly cumulative: string }
-    | { readonly type: 'reasoning-delta'; readonly delta: string }
+    /** The model began to reason (first reasoning delta of an inference): `llm.thinking.start`. */
+    | { readonly type: 'reasoning-started' }
+    | { readonly type: 'reasoning-delta'; readonly delta: string; readonly cumulative: string }
+    /** Reasoning ended (the answer or a tool call began, or the inference finished): `llm.thinking.final`. */
+    | { readonly type: 'reasoning-finished'; readonly text: string }
     | {
         readonly type: 'inference-finished';
         readonly text: string;

@@ -1,6 +1,6 @@
 import { type ObservableInput } from 'rxjs';
 import { z } from 'zod';
-import type { JsonSchema, ToolSpec } from '../engines/engine.js';
+import type { JsonSchema, ToolSpec } from '../core/engine.js';
 
 /** What a tool's failure does to the run. */
 export type ToolErrorPolicy = 'continue' | 'retry' | 'abort';

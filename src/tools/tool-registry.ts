@@ -1,4 +1,4 @@
-import type { ToolSpec } from '../engines/engine.js';
+import type { ToolSpec } from '../core/engine.js';
 import { toTool, type Tool, type ToolDefinition } from './define-tool.js';
 
 /** The tools a runtime knows, by name. Allow-lists select from it per run. */

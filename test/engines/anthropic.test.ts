@@ -1,5 +1,5 @@
 import { createAnthropicEngine } from '../../src/engines/anthropic.js';
-import type { Engine } from '../../src/engines/engine.js';
+import type { Engine } from '../../src/core/engine.js';
 import {
   afterTools, callsOf, clockTool, collect, finishedOf, firstStep, inference, reasoningOf, textOf, untilFirstText, weatherTool,
 } from '../helpers/engine-harness.js';

@@ -1,5 +1,5 @@
 import { createOpenAIChatEngine } from '../../src/engines/openai-chat.js';
-import type { Engine } from '../../src/engines/engine.js';
+import type { Engine } from '../../src/core/engine.js';
 import {
   afterTools, callsOf, clockTool, collect, finishedOf, firstStep, inference, textOf, untilFirstText, weatherTool,
 } from '../helpers/engine-harness.js';

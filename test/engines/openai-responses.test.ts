@@ -1,5 +1,5 @@
 import { createOpenAIResponsesEngine } from '../../src/engines/openai-responses.js';
-import type { Engine } from '../../src/engines/engine.js';
+import type { Engine } from '../../src/core/engine.js';
 import {
   afterTools, callsOf, collect, finishedOf, firstStep, inference, reasoningOf, textOf, untilFirstText,
 } from '../helpers/engine-harness.js';

@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { Block } from '../../src/core/turns.js';
-import { EngineError, type EngineEvent, type InferenceRequest, type ToolSpec } from '../../src/engines/engine.js';
+import { EngineError, type EngineEvent, type InferenceRequest, type ToolSpec } from '../../src/core/engine.js';
 
 export interface Collected {
   readonly events: EngineEvent[];

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin/stepwise.js');
-const COMPILED_CLI = join(ROOT, 'dist/src/server/cli.js');
+const COMPILED_CLI = join(ROOT, 'dist/src/cli/main.js');
 
 function newestMtime(dir: string): number {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -17,7 +17,7 @@ function newestMtime(dir: string): number {
 export function ensureBuilt(): void {
   if (existsSync(COMPILED_CLI) && statSync(COMPILED_CLI).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
   spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
-  if (!existsSync(COMPILED_CLI)) throw new Error('could not build dist/src/server/cli.js');
+  if (!existsSync(COMPILED_CLI)) throw new Error('could not build dist/src/cli/main.js');
 }
 
 export interface CliServer {

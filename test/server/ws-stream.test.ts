@@ -73,14 +73,18 @@ describe('the WebSocket stream', () => {
     }
   });
 
-  it('should map reasoning and log events to log frames', async () => {
+  it('should map reasoning to llm.thinking frames and log events to log frames', async () => {
     const ws = await SemClient.connect(`${t.wsBase}/ws?conv_id=logs`);
     const origin = { conv_id: 'logs', session_id: ws.hello.session_id, inference_id: 'inf_x', turn_id: 'turn_x' };
     const { hub } = t.server.stepwise;
-    hub.publish(createEvent('reasoning-delta', origin, Date.now(), { delta: 'thinking' }));
+    hub.publish(createEvent('reasoning-started', origin, Date.now(), {}));
+    hub.publish(createEvent('reasoning-delta', origin, Date.now(), { delta: 'thinking', cumulative: 'thinking' }));
+    hub.publish(createEvent('reasoning-finished', origin, Date.now(), { text: 'thinking' }));
     hub.publish(createEvent('log', origin, Date.now(), { level: 'warn', message: 'careful', fields: { n: 1 } }));
-    expect(await ws.next('log')).toMatchObject({ seq: 1, level: 'debug', message: 'reasoning', fields: { delta: 'thinking' } });
-    expect(await ws.next('log')).toMatchObject({ seq: 2, level: 'warn', message: 'careful', fields: { n: 1 } });
+    expect(await ws.next('llm.thinking.start')).toMatchObject({ seq: 1, id: 'inf_x:thinking' });
+    expect(await ws.next('llm.thinking.delta')).toMatchObject({ seq: 2, id: 'inf_x:thinking', delta: 'thinking', cumulative: 'thinking' });
+    expect(await ws.next('llm.thinking.final')).toMatchObject({ seq: 3, id: 'inf_x:thinking', text: 'thinking' });
+    expect(await ws.next('log')).toMatchObject({ seq: 4, level: 'warn', message: 'careful', fields: { n: 1 } });
     await ws.close();
   });
 

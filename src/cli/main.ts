@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { config as rxjsConfig } from 'rxjs';
-import type { Engine } from '../engines/engine.js';
+import type { Engine } from '../core/engine.js';
 import { createScriptedEngine, parseScript } from '../engines/scripted.js';
 import { selectEngine } from '../engines/select-engine.js';
 import type { StepwiseConfig } from '../sessions/runtime.js';
 import { toTool, type Tool, type ToolDefinition } from '../tools/define-tool.js';
-import { createServer } from './app.js';
-import { parseTokens } from './auth.js';
-import { isLoopback, parseServeOptions, USAGE, type ServeOptions } from './cli-options.js';
+import { createServer } from '../server/app.js';
+import { parseTokens } from '../server/auth.js';
+import { isLoopback, parseServeOptions, USAGE, type ServeOptions } from './options.js';
 import { createDemoScript, createDemoTools } from './demo.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
