@@ -4,7 +4,7 @@ import { createEvent } from '../streams/events.js';
 import type { PauseDecision } from '../streams/step-commands.js';
 import type { ToolOutcome } from '../tools/tool-executor.js';
 import { concatOrPass } from './concat-or-pass.js';
-import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, executorOf, type LoopPorts, type LoopState } from './loop-state.js';
 
 export interface ExecuteToolsConfig {
   /** How many tool calls run at once. Default 3. */
@@ -65,7 +65,7 @@ function runCalls(
     if (denial !== undefined) {
       return of({ tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false });
     }
-    return ports.executor.execute(call, run.allowedTools).pipe(
+    return executorOf(ports, run).execute(call, run.allowedTools).pipe(
       tap((progress) => {
         if (progress.type === 'started') {
           ports.publish(createEvent('tool-execution-started', run, now(), { tool_call_id: call.id, name: call.name, args: progress.args }));

@@ -3,7 +3,7 @@ import type { Block } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { createEvent } from '../streams/events.js';
 import { concatOrPass } from './concat-or-pass.js';
-import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, engineOf, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
 
@@ -35,7 +35,8 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
   // five operator layers a concat/tap/catchError chain would put on the hot path.
   return new Observable<LoopState>((subscriber) => {
     const { run } = state;
-    const { engine, publish, scheduler, ids } = ports;
+    const { publish, scheduler, ids } = ports;
+    const engine = engineOf(ports, run);
     const startedAt = scheduler.now();
     let text = '';
     let reasoning = '';
@@ -119,7 +120,7 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
       inference_id: run.inference_id,
       turn_id: run.turn_id,
       blocks: run.history.length === 0 ? state.blocks : [...run.history, ...state.blocks],
-      tools: ports.registry.specs(run.allowedTools),
+      tools: registryOf(ports, run).specs(run.allowedTools),
     };
     let events$: Observable<EngineEvent>;
     try {

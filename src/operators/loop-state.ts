@@ -18,6 +18,16 @@ export interface RunContext extends EventOrigin {
   readonly cancel$: Observable<unknown>;
   /** This run's own iteration limit (the `/chat` override); else the loop's. */
   readonly maxIterations?: number;
+  /** This run's engine, when its session (or the run itself) chose one; else the loop's `ports.engine`. */
+  readonly engine?: Engine;
+  /** This run's tools, when its session (or the run itself) chose them; else the loop's registry and executor. */
+  readonly tools?: RunTools;
+}
+
+/** A tool set of its own: the registry that advertises and validates, the executor that runs. */
+export interface RunTools {
+  readonly registry: ToolRegistry;
+  readonly executor: ToolExecutor;
 }
 
 /** How a run ended; set once, after which every operator passes the state through untouched. */
@@ -56,6 +66,15 @@ export interface LoopPorts {
   readonly scheduler: SchedulerLike;
   readonly ids: IdSource;
 }
+
+/** The engine this run talks to. */
+export const engineOf = (ports: Pick<LoopPorts, 'engine'>, run: RunContext): Engine => run.engine ?? ports.engine;
+
+/** The registry that advertises and validates this run's tools. */
+export const registryOf = (ports: Pick<LoopPorts, 'registry'>, run: RunContext): ToolRegistry => run.tools?.registry ?? ports.registry;
+
+/** The executor that runs this run's tools. */
+export const executorOf = (ports: Pick<LoopPorts, 'executor'>, run: RunContext): ToolExecutor => run.tools?.executor ?? ports.executor;
 
 export const hasEnded = (state: LoopState): boolean => state.outcome !== undefined;
 

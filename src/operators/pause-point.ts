@@ -4,7 +4,7 @@ import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { concatOrPass } from './concat-or-pass.js';
-import { endWith, hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
 
 /**
  * A breakpoint: when step mode is on for the session, pauses the run at `phase` until the operator
@@ -45,7 +45,7 @@ export function pausePoint(
         phase,
         summary: summarize(phase, state, calls),
         tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
-        validateEdit: editValidator(calls, ports.registry),
+        validateEdit: editValidator(calls, registryOf(ports, run)),
         // No cancel$ here: cancellation is unsubscription (the run tears the loop down), which
         // resolves the pause as `cancelled` all the same, without a subscription per waiting pause.
       });

@@ -9,6 +9,7 @@ import { createFrameEncoder } from './frame-encoder.js';
 import { chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
 import { debugRoutes } from './routes-debug.js';
+import type { Profile } from './profiles.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
 import { createUpgradeHandler } from './ws-upgrade.js';
@@ -26,6 +27,8 @@ export interface ServerOptions {
   readonly maxClientBufferBytes?: number;
   /** The dashboard's static folder. Default `src/dashboard`, found from this module. */
   readonly dashboardDir?: string;
+  /** Profiles for `POST /chat/:profile` and `GET /profiles` (SPEC §9). Default none. */
+  readonly profiles?: readonly Profile[];
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;
 }
