@@ -3,6 +3,7 @@ import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { createEvent } from '../streams/events.js';
 import type { PauseDecision } from '../streams/step-commands.js';
 import type { ToolOutcome } from '../tools/tool-executor.js';
+import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
 import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, executorOf, type LoopPorts, type LoopState } from './loop-state.js';
 
@@ -112,6 +113,7 @@ function publishOutcome(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, state: 
   if (outcome.rejected) {
     ports.publish(createEvent('log', run, at, { level: 'warn', message: outcome.error ?? 'tool call rejected', fields: { tool_call_id, name, rejected: outcome.rejected } }));
   }
+  if (isVirtualTimeMisuse(outcome.error)) ports.publish(createEvent('log', run, at, { level: 'error', message: outcome.error ?? '', fields: { tool_call_id, name } }));
   ports.publish(createEvent('tool-result', run, at, { tool_call_id, name, result, ...(outcome.error === undefined ? {} : { error: outcome.error }) }));
   ports.publish(
     createEvent('tool-execution-finished', run, at, { tool_call_id, name, ...(outcome.duration_ms === undefined ? {} : { duration_ms: outcome.duration_ms }) }),

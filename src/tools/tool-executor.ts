@@ -116,13 +116,13 @@ export function createToolExecutor(
       });
 
       // The first attempt runs now: a synchronous answer (or failure, with no retry to make) is done.
-      const first = invokeTool(tool, args, call.id);
+      const first = invokeTool(tool, args, call.id, scheduler);
       if (first.kind === 'value') return of(started, finished(first.value));
       if (first.kind === 'error' && policy !== 'retry') return of(started, finished(null, first.error));
 
       let attempts = 0;
       const attempt$ = defer(() => {
-        const invocation = attempts++ === 0 ? first : invokeTool(tool, args, call.id);
+        const invocation = attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler);
         if (invocation.kind === 'value') return of(invocation.value);
         if (invocation.kind === 'error') return throwError(() => invocation.error);
         return invocation.output$.pipe(last(undefined, null));
