@@ -85,7 +85,8 @@ function createChatAccumulator(requestedModel: string): ChunkAccumulator<ChatCom
       const choice = chunk.choices[0];
       if (!choice) return events;
       const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & ReasoningDelta;
-      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      // `||`: a server may send an empty string in one field and the text in the other.
+      const reasoning = delta.reasoning_content || delta.reasoning;
       if (reasoning) events.push({ type: 'reasoning-delta', delta: reasoning });
       if (delta.content) events.push({ type: 'text-delta', delta: delta.content });
       if (delta.refusal) events.push({ type: 'text-delta', delta: delta.refusal });

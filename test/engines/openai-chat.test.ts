@@ -1,7 +1,7 @@
 import { createOpenAIChatEngine } from '../../src/engines/openai-chat.js';
 import type { Engine } from '../../src/core/engine.js';
 import {
-  afterTools, callsOf, clockTool, collect, finishedOf, firstStep, inference, textOf, untilFirstText, weatherTool,
+  afterTools, callsOf, clockTool, collect, finishedOf, firstStep, inference, reasoningOf, textOf, untilFirstText, weatherTool,
 } from '../helpers/engine-harness.js';
 import {
   chatFrames, httpError, loadChunks, startReplayServer, stream, type ReplayServer,
@@ -46,6 +46,31 @@ describe('OpenAI Chat Completions engine', () => {
       { role: 'system', content: 'You are terse.' },
       { role: 'user', content: 'Weather in San Francisco and Rome?' },
     ]);
+  });
+
+  it('should turn reasoning_content deltas (DeepSeek, vLLM) into reasoning events before the answer', async () => {
+    server.enqueue(stream(chatFrames(loadChunks('openai-chat-deepseek-reasoning.excerpt'))));
+    const { events, error } = await collect(engine.infer(inference(firstStep)));
+    expect(error).toBeUndefined();
+    expect(reasoningOf(events)).toBe('We need answer simple. Need count r in strawberry.');
+    expect(textOf(events)).toBe('There are **3** “r”s in **“strawberry”**.');
+    const types = events.map((e) => e.type);
+    expect(types.lastIndexOf('reasoning-delta')).toBeLessThan(types.indexOf('text-delta'));
+    expect(finishedOf(events)).toMatchObject({ model: 'deepseek-v4-flash', usage: { input_tokens: 97, output_tokens: 106 }, stop_reason: 'stop' });
+  });
+
+  it('should read the reasoning field (Ollama, newer vLLM) the same way, once when both fields carry it', async () => {
+    // The same recording with the field renamed as Ollama streams it, then with both fields set.
+    const renamed = loadChunks('openai-chat-deepseek-reasoning.excerpt').map((chunk) => {
+      const { reasoning_content, ...delta } = chunk.choices[0].delta;
+      return { ...chunk, choices: [{ ...chunk.choices[0], delta: { ...delta, reasoning: reasoning_content } }] };
+    });
+    const both = renamed.map((chunk) => ({ ...chunk, choices: [{ ...chunk.choices[0], delta: { ...chunk.choices[0].delta, reasoning_content: chunk.choices[0].delta.reasoning } }] }));
+    server.enqueue(stream(chatFrames(renamed)), stream(chatFrames(both)));
+    for (let i = 0; i < 2; i++) {
+      const { events } = await collect(engine.infer(inference(firstStep)));
+      expect(reasoningOf(events)).toBe('We need answer simple. Need count r in strawberry.');
+    }
   });
 
   it('should assemble one tool call whose argument JSON arrives in many chunks', async () => {
