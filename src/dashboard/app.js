@@ -4,6 +4,7 @@
 import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
 import { createConversationList } from './conversations.js';
+import { createEngineInfo } from './engine.js';
 import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
 import { convFromHash, navigate, newConvId } from './routing.js';
@@ -33,6 +34,8 @@ const ui = {
   send: byTestId('send'),
   eventLog: byTestId('event-log'),
   frameCount: byTestId('frame-count'),
+  engineBadge: byTestId('engine-badge'),
+  engineNotice: byTestId('engine-notice'),
 };
 
 const state = {
@@ -44,11 +47,14 @@ const state = {
   running: false,
   stepBusy: false,
   dropped: false,
+  // `+ New` with step mode on: switched on for the new conversation once its socket has joined it.
+  stepForNew: false,
 };
 
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
+const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
 const banner = createBanner(ui.banner);
 const showError = banner.show;
 const clearError = banner.clear;
@@ -106,7 +112,12 @@ function showMeta() {
 function onHello(hello, { clockOffsetMs, resumed }) {
   state.clockOffsetMs = clockOffsetMs;
   state.sessionId = hello.session_id;
+  engineInfo.show(hello.engine);
   showMeta();
+  if (state.stepForNew) {
+    state.stepForNew = false;
+    setStepMode(true);
+  }
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
   for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
@@ -201,7 +212,11 @@ window.addEventListener('hashchange', () => {
 // ---- controls -----------------------------------------------------------------------------------
 
 ui.newConv.addEventListener('click', () => {
-  navigate(newConvId());
+  // The step toggle is the operator's choice, not the old conversation's: it carries over.
+  const convId = newConvId();
+  state.stepForNew = ui.stepToggle.checked;
+  navigate(convId);
+  selectConversation(convId, { keepStepChoice: true });
   ui.prompt.focus();
 });
 
@@ -251,15 +266,19 @@ ui.cancel.addEventListener('click', async () => {
   }
 });
 
-ui.stepToggle.addEventListener('change', async () => {
+ui.stepToggle.addEventListener('change', () => {
+  state.stepForNew = false;
   // No conversation yet: the choice is kept here and sent with the first prompt.
-  if (!state.convId) return;
-  const on = ui.stepToggle.checked;
+  if (state.convId) setStepMode(ui.stepToggle.checked);
+});
+
+async function setStepMode(on) {
   state.stepBusy = true;
   ui.stepToggle.disabled = true;
   try {
     await api.setStepMode(state.convId, on);
     clearError();
+    refreshConversations();
   } catch (failure) {
     ui.stepToggle.checked = !on;
     showError(failure, `Could not ${on ? 'enable' : 'disable'} step mode${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`);
@@ -267,7 +286,7 @@ ui.stepToggle.addEventListener('change', async () => {
     state.stepBusy = false;
     ui.stepToggle.disabled = false;
   }
-});
+}
 
 ui.tokenForm.addEventListener('submit', (submitEvent) => {
   submitEvent.preventDefault();

@@ -8,6 +8,7 @@ const KEEP_ROWS = 5000;
 const describe = (event) => {
   switch (event.type) {
     case 'llm.delta':
+    case 'llm.thinking.delta':
       return JSON.stringify(event.delta ?? '');
     case 'tool.start':
     case 'tool.delta':

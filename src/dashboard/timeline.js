@@ -2,6 +2,7 @@
 // assistant text, every tool call from request to result, pause cards, errors and usage.
 
 import { formatMs, h, keepPinned, pretty } from './dom.js';
+import { createReasoningBlock } from './reasoning.js';
 
 const same = (a, b) => {
   try {
@@ -125,6 +126,16 @@ export function createTimeline(pane, { pauses }) {
     run.message = null;
   };
 
+  // Reasoning sits inside the message it precedes, above the answer's text.
+  const reasoningOf = (run) => {
+    const message = assistantMessage(run);
+    if (!message.reasoning) {
+      message.reasoning = createReasoningBlock();
+      message.node.insertBefore(message.reasoning.node, message.body);
+    }
+    return message.reasoning;
+  };
+
   const toolFor = (run, event) => {
     let tool = run.tools.get(event.id);
     if (!tool) {
@@ -147,6 +158,12 @@ export function createTimeline(pane, { pauses }) {
       message.body.textContent = typeof event.cumulative === 'string' ? event.cumulative : message.body.textContent + (event.delta ?? '');
     },
     'llm.final': (event) => finishMessage(ensureRun(event), event),
+    'llm.thinking.start': (event) => reasoningOf(ensureRun(event)),
+    'llm.thinking.delta': (event) => {
+      const reasoning = reasoningOf(ensureRun(event));
+      reasoning.update(typeof event.cumulative === 'string' ? event.cumulative : `${reasoning.text}${event.delta ?? ''}`);
+    },
+    'llm.thinking.final': (event) => reasoningOf(ensureRun(event)).finish(event.text),
     'llm.error': (event) => {
       const run = ensureRun(event);
       if (run.message) {

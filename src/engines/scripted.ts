@@ -5,6 +5,8 @@ import { EngineError, type Engine, type EngineEvent, type InferenceRequest } fro
 
 /** One scripted model answer (SPEC §4). */
 export interface ScriptedResponse {
+  /** Streamed first, as reasoning deltas (`llm.thinking.*` frames). */
+  readonly reasoning?: string;
   readonly text?: string;
   readonly tool_calls?: readonly { readonly id?: string; readonly name: string; readonly arguments: unknown }[];
   readonly delay_ms?: number;
@@ -19,6 +21,7 @@ export interface Script {
 const scriptSchema = z.object({
   responses: z.array(
     z.object({
+      reasoning: z.string().optional(),
       text: z.string().optional(),
       tool_calls: z.array(z.object({ id: z.string().optional(), name: z.string().min(1), arguments: z.unknown() })).optional(),
       delay_ms: z.number().nonnegative().optional(),
@@ -73,7 +76,11 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
     }
     const text = response.text ?? '';
     const calls = response.tool_calls ?? [];
-    const deltas = chunkText(text).map((delta): EngineEvent => ({ type: 'text-delta', delta }));
+    const reasoning = response.reasoning ?? '';
+    const deltas = [
+      ...chunkText(reasoning).map((delta): EngineEvent => ({ type: 'reasoning-delta', delta })),
+      ...chunkText(text).map((delta): EngineEvent => ({ type: 'text-delta', delta })),
+    ];
     const input = request.blocks.reduce((sum, block) => sum + blockSize(block), 0);
     return concat(
       wait(response.delay_ms ?? 0),
@@ -86,7 +93,7 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
       of<EngineEvent>({
         type: 'finished',
         model,
-        usage: { input_tokens: Math.ceil(input / 4), output_tokens: estimateTokens(text) + calls.length * 8 },
+        usage: { input_tokens: Math.ceil(input / 4), output_tokens: estimateTokens(reasoning + text) + calls.length * 8 },
         stop_reason: calls.length > 0 ? 'tool_calls' : 'stop',
       }),
     );

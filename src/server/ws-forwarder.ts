@@ -209,6 +209,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
         server_time: Date.now(),
         last_seq: lastSeq,
         pending_pauses: controller.pending(session.session_id),
+        engine: { name: stepwise.engine.name, model: stepwise.engine.model },
       }),
     );
     ws.on('message', (data, isBinary) => onMessage(client, data, isBinary));

@@ -1,5 +1,5 @@
 import { marbles } from 'rxjs-marbles/jest';
-import { asyncScheduler } from 'rxjs';
+import { asyncScheduler, filter, map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { createScriptedEngine, createStepwise, defineTool, type RunResult, type StepwiseEvent, type ToolUseBlock } from '../../src/index.js';
@@ -187,6 +187,25 @@ describe('createVirtualTool', () => {
       { id: 'b', result: { echoed: 'two' } },
     ]);
     expect(tool.calls.map((call) => call.at)).toEqual([0, 0]);
+  }));
+});
+
+describe('createScriptedEngine (reasoning)', () => {
+  it('should stream the scripted reasoning first, then the text, one chunk delay apart', marbles((m) => {
+    const engine = createScriptedEngine({ responses: [{ reasoning: 'think hard', text: 'done' }], chunk_delay_ms: 5 });
+    const request = { conv_id: 'c1', session_id: 's', inference_id: 'i', turn_id: 't', blocks: [], tools: [] };
+    const kinds = engine.infer(request).pipe(map((e) => (e.type === 'finished' ? e.type : `${e.type}:${'delta' in e ? e.delta : ''}`)));
+    m.expect(kinds).toBeObservable('a 4ms b 4ms (cf|)', { a: 'reasoning-delta:think ', b: 'reasoning-delta:hard', c: 'text-delta:done', f: 'finished' });
+  }));
+
+  it('should publish reasoning-started, -delta with the growing text, and -finished before the answer', marbles((m) => {
+    const rt = createTestRuntime({ responses: [{ reasoning: 'a b c', text: 'ok' }] });
+    const reasoning$ = rt.events$().pipe(
+      filter((e) => e.type.startsWith('reasoning') || e.type === 'text-delta'),
+      map((e) => (e.type === 'reasoning-delta' ? `delta:${e.cumulative}` : e.type === 'reasoning-finished' ? `finished:${e.text}` : e.type)),
+    );
+    m.expect(reasoning$).toBeObservable('(sabcft)', { s: 'reasoning-started', a: 'delta:a ', b: 'delta:a b ', c: 'delta:a b c', f: 'finished:a b c', t: 'text-delta' });
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'go' }), 0);
   }));
 });
 

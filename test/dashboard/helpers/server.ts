@@ -8,6 +8,7 @@ const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..
 export const TOOLS_FILE = join(repoRoot, 'test/dashboard/fixtures/tools.mjs');
 
 export interface ScriptResponse {
+  readonly reasoning?: string;
   readonly text?: string;
   readonly tool_calls?: readonly { readonly id?: string; readonly name: string; readonly arguments: unknown }[];
   readonly delay_ms?: number;
