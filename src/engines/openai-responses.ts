@@ -70,6 +70,8 @@ function createResponsesAccumulator(requestedModel: string): ChunkAccumulator<Re
   // Keyed by item id: argument deltas name the item, not the call.
   const calls = new Map<string, PartialCall>();
   let done = false;
+  // The summary part the last reasoning delta belonged to: parts are paragraphs, so a new one starts on a blank line.
+  let summaryPart: string | undefined;
 
   const callEvent = (call: PartialCall): EngineEvent => {
     call.emitted = true;
@@ -83,7 +85,13 @@ function createResponsesAccumulator(requestedModel: string): ChunkAccumulator<Re
         case 'response.output_text.delta':
         case 'response.refusal.delta':
           return event.delta ? [{ type: 'text-delta', delta: event.delta }] : [];
-        case 'response.reasoning_summary_text.delta':
+        case 'response.reasoning_summary_text.delta': {
+          if (!event.delta) return [];
+          const part = `${event.item_id}:${event.summary_index}`;
+          const separator = summaryPart !== undefined && summaryPart !== part ? '\n\n' : '';
+          summaryPart = part;
+          return [{ type: 'reasoning-delta', delta: separator + event.delta }];
+        }
         case 'response.reasoning_text.delta':
           return event.delta ? [{ type: 'reasoning-delta', delta: event.delta }] : [];
         case 'response.output_item.added':

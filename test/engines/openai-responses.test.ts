@@ -67,6 +67,17 @@ describe('OpenAI Responses engine', () => {
     expect(callsOf(events)).toMatchObject([{ args: { city: 'Beijing' } }]);
   });
 
+  it('should start each further reasoning summary part on a blank line', async () => {
+    // The recording's one summary part, streamed again as a second part (summary_index 1), as detailed summaries do.
+    const chunks = loadChunks('openai-responses-reasoning-summary.excerpt');
+    const reasoningChunks = chunks.filter((c) => c.type.startsWith('response.reasoning_summary_'));
+    const secondPart = reasoningChunks.map((c) => ({ ...c, summary_index: 1 }));
+    const at = chunks.findIndex((c) => c.type === 'response.reasoning_summary_text.done') + 1;
+    server.enqueue(stream(typedFrames([...chunks.slice(0, at), ...secondPart, ...chunks.slice(at)])));
+    const { events } = await collect(engine.infer(inference(firstStep)));
+    expect(reasoningOf(events)).toBe('**Calculating step-by-step\n\n**Calculating step-by-step');
+  });
+
   it('should turn reasoning summary deltas into reasoning events', async () => {
     server.enqueue(stream(frames('openai-responses-reasoning-summary.excerpt')));
     const { events } = await collect(engine.infer(inference(firstStep)));
