@@ -9,6 +9,7 @@ import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
 import { convFromHash, navigate, newConvId } from './routing.js';
 import { connectConversation } from './socket.js';
+import { createStepToggle } from './step-toggle.js';
 import { createTimeline } from './timeline.js';
 
 const REFRESH_EVERY_MS = 5000;
@@ -45,10 +46,7 @@ const state = {
   timeline: null,
   clockOffsetMs: 0,
   running: false,
-  stepBusy: false,
   dropped: false,
-  // `+ New` with step mode on: switched on for the new conversation once its socket has joined it.
-  stepForNew: false,
 };
 
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
@@ -58,6 +56,16 @@ const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
 const banner = createBanner(ui.banner);
 const showError = banner.show;
 const clearError = banner.clear;
+const stepToggle = createStepToggle(ui.stepToggle, {
+  convId: () => state.convId,
+  setStepMode: api.setStepMode,
+  onError: (failure, on) =>
+    showError(failure, `Could not ${on ? 'enable' : 'disable'} step mode${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`),
+  onChanged: () => {
+    clearError();
+    refreshConversations();
+  },
+});
 
 // ---- conversation list and header ---------------------------------------------------------------
 
@@ -70,7 +78,7 @@ async function refreshConversations() {
     const current = state.convId && conversations.find(state.convId);
     if (current) {
       setRunning(Boolean(current.running) || (state.timeline?.running ?? false));
-      if (!state.stepBusy) ui.stepToggle.checked = Boolean(current.step_mode);
+      stepToggle.show(current.step_mode);
     }
   } catch (failure) {
     if (failure instanceof ApiError && failure.status === 401) showError(failure, 'Enter an access token');
@@ -114,10 +122,7 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   state.sessionId = hello.session_id;
   engineInfo.show(hello.engine);
   showMeta();
-  if (state.stepForNew) {
-    state.stepForNew = false;
-    setStepMode(true);
-  }
+  stepToggle.joined();
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
   for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
@@ -140,7 +145,7 @@ function onFrame(event) {
       refreshConversations();
       break;
     case 'debugger.resume':
-      if (event.reason === 'disabled') ui.stepToggle.checked = false;
+      if (event.reason === 'disabled') stepToggle.show(false);
       break;
     default:
   }
@@ -188,7 +193,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   ui.title.textContent = convId ?? 'No conversation';
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
   const known = convId && conversations.find(convId);
-  if (!keepStepChoice) ui.stepToggle.checked = Boolean(known?.step_mode);
+  if (!keepStepChoice) stepToggle.show(known?.step_mode);
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
   state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
   setRunning(false);
@@ -212,9 +217,8 @@ window.addEventListener('hashchange', () => {
 // ---- controls -----------------------------------------------------------------------------------
 
 ui.newConv.addEventListener('click', () => {
-  // The step toggle is the operator's choice, not the old conversation's: it carries over.
   const convId = newConvId();
-  state.stepForNew = ui.stepToggle.checked;
+  stepToggle.carryToNew();
   navigate(convId);
   selectConversation(convId, { keepStepChoice: true });
   ui.prompt.focus();
@@ -232,7 +236,7 @@ ui.composer.addEventListener('submit', async (submitEvent) => {
     selectConversation(convId, { keepStepChoice: true });
   }
   const body = { prompt, conv_id: state.convId };
-  if (ui.stepToggle.checked) body.overrides = { step_mode: true };
+  if (stepToggle.checked) body.overrides = { step_mode: true };
   ui.send.disabled = true;
   state.timeline.expectPrompt(prompt);
   try {
@@ -265,28 +269,6 @@ ui.cancel.addEventListener('click', async () => {
     setRunning(state.running);
   }
 });
-
-ui.stepToggle.addEventListener('change', () => {
-  state.stepForNew = false;
-  // No conversation yet: the choice is kept here and sent with the first prompt.
-  if (state.convId) setStepMode(ui.stepToggle.checked);
-});
-
-async function setStepMode(on) {
-  state.stepBusy = true;
-  ui.stepToggle.disabled = true;
-  try {
-    await api.setStepMode(state.convId, on);
-    clearError();
-    refreshConversations();
-  } catch (failure) {
-    ui.stepToggle.checked = !on;
-    showError(failure, `Could not ${on ? 'enable' : 'disable'} step mode${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`);
-  } finally {
-    state.stepBusy = false;
-    ui.stepToggle.disabled = false;
-  }
-}
 
 ui.tokenForm.addEventListener('submit', (submitEvent) => {
   submitEvent.preventDefault();
