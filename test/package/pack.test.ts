@@ -63,7 +63,7 @@ describe('the npm package', () => {
     const report = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('\n[') + 1)) as [{ filename: string; files: PackedFile[] }];
     tarball = join(work, 'packed', report[0].filename);
     files = report[0].files.map((file) => file.path).sort();
-  }, 240_000);
+  }, 300_000);
 
   afterAll(async () => {
     await Promise.all(started.map((server) => server.stop('SIGKILL')));
@@ -97,7 +97,7 @@ describe('the npm package', () => {
       expectSuccess(ran, `node out/${program}`);
       expect(ran.stdout.trim().split('\n').at(-1)).toBe(`ok ${program.replace(/\.js$/, '')}`);
     }
-  }, 240_000);
+  }, 300_000);
 
   it('should run the installed bin: --version, then serve until stopped by its PID', async () => {
     const bin = join(consumer, 'node_modules/.bin/stepwise');

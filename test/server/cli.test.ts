@@ -55,7 +55,8 @@ function flagEntries(help: string): Map<string, string> {
 }
 const ENVIRONMENT = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'STEPWISE_DEBUG', 'STEPWISE_AUTH_TOKENS'];
 
-describe('stepwise serve (the CLI)', () => {
+// Each test starts one or more real processes; on a loaded machine each start takes seconds.
+describe('stepwise serve (the CLI)', { timeout: 60_000 }, () => {
   beforeAll(() => ensureBuilt(), 120_000);
   const running: CliServer[] = [];
   afterAll(async () => {
