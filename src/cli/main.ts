@@ -60,7 +60,8 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   const script = options.script ? await loadScript(options.script) : undefined;
   const { engine, scripted } = buildEngine(options, env, script, {});
   const tools = await chooseTools(options, scripted);
-  const profiles = options.profiles ? await loadProfiles(options.profiles, tools, (choice, slug) => buildEngine(options, env, script, choice, slug).engine) : [];
+  const profileEngine: ProfileEngineOf = (choice, slug) => buildEngine(options, env, script, choice, slug).engine;
+  const profiles = options.profiles ? await loadProfiles(options.profiles, tools, profileEngine) : [];
   const runtime: StepwiseConfig = {
     engine,
     tools,
@@ -128,7 +129,7 @@ interface BuiltEngine {
  * The server's engine, or a profile's (`choice` from its `engine` and `model`, on top of the flags).
  * Says what it picked and why. Scripted engines play `--script` when given, else the demo script.
  */
-function buildEngine(options: ServeOptions, env: Env, script: Script | undefined, choice: { engine?: EngineChoice; model?: string }, slug?: string): BuiltEngine {
+function buildEngine(options: ServeOptions, env: Env, script: Script | undefined, choice: EngineChoices, slug?: string): BuiltEngine {
   const who = slug === undefined ? '' : `profile ${slug}: `;
   const model = choice.model ?? options.model;
   let selection: EngineSelection;
@@ -173,7 +174,11 @@ async function chooseTools(options: ServeOptions, scripted: boolean): Promise<To
   return [];
 }
 
-async function loadProfiles(file: string, tools: readonly Tool[], engineOf: (choice: { engine?: EngineChoice; model?: string }, slug: string) => Engine): Promise<Profile[]> {
+type EngineChoices = { readonly engine?: EngineChoice; readonly model?: string };
+type ProfileEngineOf = (choice: EngineChoices, slug: string) => Engine;
+
+/** `--profiles FILE`: checked against the server's tools, each profile's own engine built now. */
+async function loadProfiles(file: string, tools: readonly Tool[], engineOf: ProfileEngineOf): Promise<Profile[]> {
   const entries = await readProfilesFile(file, tools.map((tool) => tool.name));
   const profiles = await toProfiles(entries, async (choice, slug) => {
     try {
