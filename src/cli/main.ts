@@ -4,26 +4,50 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { config as rxjsConfig } from 'rxjs';
 import type { Engine } from '../core/engine.js';
-import { createScriptedEngine, parseScript } from '../engines/scripted.js';
-import { selectEngine } from '../engines/select-engine.js';
+import { createScriptedEngine, parseScript, type Script } from '../engines/scripted.js';
+import { selectEngine, type EngineChoice, type EngineSelection } from '../engines/select-engine.js';
 import type { StepwiseConfig } from '../sessions/runtime.js';
 import { toTool, type Tool, type ToolDefinition } from '../tools/define-tool.js';
 import { createServer } from '../server/app.js';
 import { parseTokens } from '../server/auth.js';
-import { isLoopback, parseServeOptions, USAGE, type ServeOptions } from './options.js';
+import type { Profile } from '../server/profiles.js';
+import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
 import { createDemoScript, createDemoTools } from './demo.js';
+import { packageVersion } from './package-info.js';
+import { readProfilesFile, toProfiles } from './profiles-file.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The `stepwise` command: `serve` runs the server until SIGINT or SIGTERM. */
+/**
+ * The `stepwise` command: `serve` runs the server until SIGINT or SIGTERM; `--help` and `--version`
+ * print and return. Throws on a usage mistake (the message says where to look) or a bad file.
+ */
 export async function main(argv: readonly string[], env: Env = process.env): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    console.log(USAGE);
+    console.log(mainHelp());
     return;
   }
-  if (command !== 'serve') throw new Error(`unknown command "${command}"\n${USAGE}`);
-  await serve(parseServeOptions(rest), env);
+  if (command === '--version' || command === '-v') {
+    console.log(packageVersion());
+    return;
+  }
+  if (command !== 'serve') {
+    const what = command.startsWith('-') ? `unknown option "${command}"` : `unknown command "${command}"`;
+    throw new Error(`${what}; run "stepwise --help" for the commands and flags`);
+  }
+  let options: ServeOptions | 'help';
+  try {
+    options = parseServeOptions(rest);
+  } catch (error) {
+    if (error instanceof UsageError) throw new Error(`${error.message}; run "stepwise serve --help" for every flag`);
+    throw error;
+  }
+  if (options === 'help') {
+    console.log(serveHelp());
+    return;
+  }
+  await serve(options, env);
 }
 
 async function serve(options: ServeOptions, env: Env): Promise<void> {
@@ -33,8 +57,11 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
       `refusing to listen on ${options.host} without auth tokens: set STEPWISE_AUTH_TOKENS or --auth-tokens FILE, or pass --insecure-no-auth`,
     );
   }
-  const engine = await loadEngine(options, env);
-  const tools = options.tools ? await loadTools(options.tools) : createDemoTools();
+  const script = options.script ? await loadScript(options.script) : undefined;
+  const { engine, scripted } = buildEngine(options, env, script, {});
+  const tools = await chooseTools(options, scripted);
+  const profileEngine: ProfileEngineOf = (choice, slug) => buildEngine(options, env, script, choice, slug).engine;
+  const profiles = options.profiles ? await loadProfiles(options.profiles, tools, profileEngine) : [];
   const runtime: StepwiseConfig = {
     engine,
     tools,
@@ -50,6 +77,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,
+    ...(profiles.length > 0 ? { profiles } : {}),
     onError: (error) => console.error('stepwise: unexpected error:', error),
   });
   await new Promise<void>((done, fail) => {
@@ -91,24 +119,76 @@ async function loadTokens(options: ServeOptions, env: Env): Promise<Map<string, 
   return new Map([...fromEnv, ...fromFile]);
 }
 
-async function loadEngine(options: ServeOptions, env: Env): Promise<Engine> {
-  const selection = selectEngine({
-    engine: options.engine,
-    env,
-    ...(options.model ? { model: options.model } : {}),
-    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-  });
+/** A selected engine, and whether it is the scripted one (the demo's tools go with it). */
+interface BuiltEngine {
+  readonly engine: Engine;
+  readonly scripted: boolean;
+}
+
+/**
+ * The server's engine, or a profile's (`choice` from its `engine` and `model`, on top of the flags).
+ * Says what it picked and why. Scripted engines play `--script` when given, else the demo script.
+ */
+function buildEngine(options: ServeOptions, env: Env, script: Script | undefined, choice: EngineChoices, slug?: string): BuiltEngine {
+  const who = slug === undefined ? '' : `profile ${slug}: `;
+  const model = choice.model ?? options.model;
+  let selection: EngineSelection;
+  try {
+    selection = selectEngine({
+      engine: choice.engine ?? options.engine,
+      env,
+      ...(model ? { model } : {}),
+      ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    });
+  } catch (error) {
+    throw new Error(`${who}${(error as Error).message}`);
+  }
   if (selection.kind !== 'scripted') {
-    console.log(selection.reason);
-    return selection.engine;
+    console.log(`${who}${selection.reason}`);
+    return { engine: selection.engine, scripted: false };
   }
-  if (!options.script) {
-    console.log(`${selection.reason}${options.tools ? ' (tools from --tools)' : ''}`);
-    return createScriptedEngine(createDemoScript());
+  if (!script) {
+    console.log(`${who}${selection.reason}${options.tools ? ' (tools from --tools)' : ''}`);
+    return { engine: createScriptedEngine(createDemoScript()), scripted: true };
   }
-  const script = parseScript(JSON.parse(await readFile(options.script, 'utf8')) as unknown);
-  console.log(`engine scripted: ${script.responses.length} responses from ${options.script}`);
-  return createScriptedEngine(script);
+  console.log(`${who}engine scripted: ${script.responses.length} responses from ${options.script}`);
+  return { engine: createScriptedEngine(script), scripted: true };
+}
+
+async function loadScript(file: string): Promise<Script> {
+  try {
+    return parseScript(JSON.parse(await readFile(file, 'utf8')) as unknown);
+  } catch (error) {
+    throw new Error(`--script ${file}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * `--tools FILE` when given; else the demo tools with the scripted demo, or for a real model only when
+ * `--demo-tools` asks (a real model must not be offered a fake `get_weather` by surprise).
+ */
+async function chooseTools(options: ServeOptions, scripted: boolean): Promise<Tool[]> {
+  if (options.tools) return loadTools(options.tools);
+  if (scripted || options.demoTools) return createDemoTools();
+  console.log('tools: none (a real model is offered the demo tools only with --demo-tools; your own with --tools FILE)');
+  return [];
+}
+
+type EngineChoices = { readonly engine?: EngineChoice; readonly model?: string };
+type ProfileEngineOf = (choice: EngineChoices, slug: string) => Engine;
+
+/** `--profiles FILE`: checked against the server's tools, each profile's own engine built now. */
+async function loadProfiles(file: string, tools: readonly Tool[], engineOf: ProfileEngineOf): Promise<Profile[]> {
+  const entries = await readProfilesFile(file, tools.map((tool) => tool.name));
+  const profiles = await toProfiles(entries, async (choice, slug) => {
+    try {
+      return engineOf(choice, slug);
+    } catch (error) {
+      throw new Error(`--profiles ${file}: ${(error as Error).message}`);
+    }
+  });
+  console.log(`profiles: ${profiles.map((profile) => profile.slug).join(', ') || 'none'} from ${file}`);
+  return profiles;
 }
 
 /** A tools file: an ES module whose default export is an array of tools (SPEC §4). */

@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+import { ANTHROPIC_DEFAULTS } from '../engines/anthropic.js';
+import { OPENAI_CHAT_DEFAULTS } from '../engines/openai-chat.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../engines/select-engine.js';
 import type { TimeoutAction } from '../streams/step-controller.js';
 
@@ -11,6 +13,9 @@ export interface ServeOptions {
   readonly baseUrl?: string;
   readonly script?: string;
   readonly tools?: string;
+  /** Offer the demo tools to a real model too (they are always on with the scripted demo). */
+  readonly demoTools: boolean;
+  readonly profiles?: string;
   readonly debug: boolean;
   readonly pauseTimeoutMs: number;
   readonly pauseTimeoutAction: TimeoutAction;
@@ -22,52 +27,188 @@ export interface ServeOptions {
   readonly insecureNoAuth: boolean;
 }
 
-export const USAGE = `usage: stepwise serve [--host 127.0.0.1] [--port 3000] [--engine auto|scripted|openai|openai-responses|anthropic]
-  [--model M] [--base-url URL] [--script FILE] [--tools FILE] [--debug] [--pause-timeout-ms 30000]
-  [--pause-timeout-action continue|deny|abort] [--max-iterations 20] [--tool-timeout-ms 30000]
-  [--max-parallel-tools 3] [--auth-tokens FILE] [--allowed-origins LIST] [--insecure-no-auth]
+/** One flag: how it parses and how `--help` explains it. The help and the parser both read this table. */
+interface FlagSpec {
+  readonly name: string;
+  /** The value's placeholder; absent for a boolean switch. */
+  readonly arg?: string;
+  readonly default?: string;
+  readonly help: string;
+}
 
-environment: STEPWISE_DEBUG=1 (debug mode), STEPWISE_AUTH_TOKENS="alice:tokenA,bob:tokenB",
-  OPENAI_API_KEY, ANTHROPIC_API_KEY (provider keys are read from the environment only)`;
+const FLAGS: readonly FlagSpec[] = [
+  { name: 'host', arg: 'HOST', default: '127.0.0.1', help: 'interface to listen on; a non-loopback host needs auth tokens or --insecure-no-auth' },
+  { name: 'port', arg: 'PORT', default: '3000', help: 'port to listen on; 0 picks a free one (the ready line names it)' },
+  {
+    name: 'engine',
+    arg: ENGINE_CHOICES.join('|'),
+    default: 'auto',
+    help: 'the model behind every run; auto: OpenAI when OPENAI_API_KEY is set, else Anthropic when ANTHROPIC_API_KEY is set, else the scripted demo',
+  },
+  {
+    name: 'model',
+    arg: 'MODEL',
+    default: `${OPENAI_CHAT_DEFAULTS.model} for OpenAI, ${ANTHROPIC_DEFAULTS.model} for Anthropic`,
+    help: 'the provider model',
+  },
+  {
+    name: 'base-url',
+    arg: 'URL',
+    default: "OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's",
+    help: 'provider API base URL, e.g. an OpenAI-compatible local server (http://127.0.0.1:11434/v1)',
+  },
+  { name: 'script', arg: 'FILE', default: 'the built-in demo script', help: 'JSON script for the scripted engine (docs/protocol.md, "Script file")' },
+  {
+    name: 'tools',
+    arg: 'FILE',
+    default: 'the demo tools with the scripted engine, none with a real one',
+    help: 'ES module whose default export is an array of tools (docs/protocol.md, "Tools file")',
+  },
+  { name: 'demo-tools', default: 'off', help: 'offer the demo tools (get_weather, calculator, search) to a real model too' },
+  { name: 'profiles', arg: 'FILE', default: 'none', help: 'JSON profiles for POST /chat/:profile and GET /profiles (docs/protocol.md, "Profiles file")' },
+  { name: 'debug', default: 'off', help: 'debug mode: the /debug/* routes and step mode (also STEPWISE_DEBUG=1)' },
+  { name: 'pause-timeout-ms', arg: 'MS', default: '30000', help: 'how long a pause waits for a decision before its timeout action' },
+  { name: 'pause-timeout-action', arg: 'continue|deny|abort', default: 'continue', help: 'what a pause does at its deadline (abort ends the run as failed)' },
+  { name: 'max-iterations', arg: 'N', default: '20', help: 'inferences per run before it ends with status max_iterations' },
+  { name: 'tool-timeout-ms', arg: 'MS', default: '30000', help: "per tool call; the tool's AbortSignal fires at the timeout" },
+  { name: 'max-parallel-tools', arg: 'N', default: '3', help: 'tool calls of one inference run at once' },
+  {
+    name: 'auth-tokens',
+    arg: 'FILE',
+    default: 'none',
+    help: 'bearer tokens, one name:token per line (# comments); added to STEPWISE_AUTH_TOKENS; with any token every API route needs one',
+  },
+  {
+    name: 'allowed-origins',
+    arg: 'LIST',
+    default: "none: only the server's own origin",
+    help: 'comma-separated browser origins also allowed on the WebSocket (* for any)',
+  },
+  { name: 'insecure-no-auth', default: 'off', help: 'listen on a non-loopback host without auth tokens' },
+  { name: 'help', default: '', help: 'print this help and exit (also -h)' },
+];
 
-const string = { type: 'string' } as const;
-const flag = { type: 'boolean' } as const;
+const ENVIRONMENT: readonly (readonly [string, string])[] = [
+  ['OPENAI_API_KEY', 'key for --engine openai and openai-responses; --engine auto picks OpenAI when it is set'],
+  ['OPENAI_BASE_URL', 'base URL of the OpenAI engines when --base-url is not given'],
+  ['ANTHROPIC_API_KEY', 'key for --engine anthropic; --engine auto picks Anthropic when it is set (and no OpenAI key)'],
+  ['ANTHROPIC_BASE_URL', 'base URL of the Anthropic engine when --base-url is not given'],
+  ['STEPWISE_DEBUG', '1 or true: debug mode, as --debug'],
+  ['STEPWISE_AUTH_TOKENS', 'bearer tokens "alice:tokenA,bob:tokenB", merged with --auth-tokens FILE'],
+];
 
-/** Parses the flags after `serve`; throws a message naming the bad flag. */
-export function parseServeOptions(argv: readonly string[]): ServeOptions {
-  const { values } = parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      host: string, port: string, engine: string, model: string, 'base-url': string, script: string, tools: string,
-      debug: flag, 'pause-timeout-ms': string, 'pause-timeout-action': string, 'max-iterations': string,
-      'tool-timeout-ms': string, 'max-parallel-tools': string, 'auth-tokens': string, 'allowed-origins': string,
-      'insecure-no-auth': flag,
-    },
-  });
-  const engine = values.engine ?? 'auto';
-  if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(', ')}, got "${engine}"`);
-  const action = values['pause-timeout-action'] ?? 'continue';
-  if (!['continue', 'deny', 'abort'].includes(action)) throw new Error(`--pause-timeout-action must be continue, deny or abort, got "${action}"`);
+const WIDTH = 110;
+
+/** `left` padded to `indent`, then `text` word-wrapped to WIDTH with hanging lines at `indent`. */
+function entry(left: string, text: string, indent: number): string {
+  const lines = [left.length < indent ? left.padEnd(indent) : `${left}\n${' '.repeat(indent)}`];
+  for (const word of text.split(' ')) {
+    const last = lines.length - 1;
+    const line = lines[last] as string;
+    const width = line.length - line.lastIndexOf('\n') - 1;
+    if (width > indent && width + 1 + word.length > WIDTH) lines.push(`${' '.repeat(indent)}${word}`);
+    else lines[last] = `${line}${width > indent ? ' ' : ''}${word}`;
+  }
+  return lines.join('\n');
+}
+
+function flagLines(): string {
+  return FLAGS.map((flag) => {
+    const left = `  --${flag.name}${flag.arg ? ` ${flag.arg}` : ''}`;
+    return entry(left, `${flag.help}${flag.default ? `. Default: ${flag.default}.` : '.'}`, 34);
+  }).join('\n');
+}
+
+function environmentLines(): string {
+  return ENVIRONMENT.map(([name, meaning]) => entry(`  ${name}`, `${meaning}.`, 24)).join('\n');
+}
+
+/** `stepwise serve --help`. */
+export function serveHelp(): string {
+  return `usage: stepwise serve [options]
+
+Runs the HTTP + WebSocket server and its dashboard (GET /). Prints "stepwise listening on http://HOST:PORT"
+when ready; SIGINT or SIGTERM cancels the runs, closes the sockets and exits 0.
+
+options:
+${flagLines()}
+
+environment (read by stepwise; provider keys come from the environment only, never from flags):
+${environmentLines()}
+
+The HTTP and WebSocket protocol and the file formats: docs/protocol.md in the package.`;
+}
+
+/** `stepwise --help`: the commands, then everything `serve` takes. */
+export function mainHelp(): string {
+  return `usage: stepwise <command> [options]
+
+commands:
+  serve                           run the server and its dashboard (flags below)
+
+  -h, --help                      print this help and exit
+  -v, --version                   print the version and exit
+
+${serveHelp()}`;
+}
+
+/** A usage mistake: the message is printed with a pointer to `--help`, and the process exits 1. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Parses the flags after `serve`; `'help'` when help was asked for; throws a UsageError naming a bad flag. */
+export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help' {
+  const options = Object.fromEntries(FLAGS.map((flag) => [flag.name, { type: flag.arg ? 'string' : 'boolean' }])) as Record<
+    string,
+    { type: 'string' | 'boolean'; short?: string }
+  >;
+  options['help'] = { type: 'boolean', short: 'h' };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }));
+  } catch (error) {
+    throw new UsageError(parseArgsMessage(error));
+  }
+  if (values['help'] === true) return 'help';
+  const text = (name: string): string | undefined => values[name] as string | undefined;
+  const on = (name: string): boolean => values[name] === true;
+  const engine = text('engine') ?? 'auto';
+  if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new UsageError(`--engine must be one of ${ENGINE_CHOICES.join(', ')}, got "${engine}"`);
+  const action = text('pause-timeout-action') ?? 'continue';
+  if (!['continue', 'deny', 'abort'].includes(action)) throw new UsageError(`--pause-timeout-action must be continue, deny or abort, got "${action}"`);
   return {
-    host: values.host ?? '127.0.0.1',
-    port: integer('--port', values.port, 3000, 0, 65_535),
+    host: text('host') ?? '127.0.0.1',
+    port: integer('--port', text('port'), 3000, 0, 65_535),
     engine: engine as EngineChoice,
-    ...optional('model', values.model),
-    ...optional('baseUrl', values['base-url']),
-    ...optional('script', values.script),
-    ...optional('tools', values.tools),
-    debug: values.debug ?? false,
-    pauseTimeoutMs: integer('--pause-timeout-ms', values['pause-timeout-ms'], 30_000, 0),
+    ...optional('model', text('model')),
+    ...optional('baseUrl', text('base-url')),
+    ...optional('script', text('script')),
+    ...optional('tools', text('tools')),
+    demoTools: on('demo-tools'),
+    ...optional('profiles', text('profiles')),
+    debug: on('debug'),
+    pauseTimeoutMs: integer('--pause-timeout-ms', text('pause-timeout-ms'), 30_000, 0),
     pauseTimeoutAction: action as TimeoutAction,
-    maxIterations: integer('--max-iterations', values['max-iterations'], 20, 1),
-    toolTimeoutMs: integer('--tool-timeout-ms', values['tool-timeout-ms'], 30_000, 1),
-    maxParallelTools: integer('--max-parallel-tools', values['max-parallel-tools'], 3, 1),
-    ...optional('authTokens', values['auth-tokens']),
-    allowedOrigins: (values['allowed-origins'] ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
-    insecureNoAuth: values['insecure-no-auth'] ?? false,
+    maxIterations: integer('--max-iterations', text('max-iterations'), 20, 1),
+    toolTimeoutMs: integer('--tool-timeout-ms', text('tool-timeout-ms'), 30_000, 1),
+    maxParallelTools: integer('--max-parallel-tools', text('max-parallel-tools'), 3, 1),
+    ...optional('authTokens', text('auth-tokens')),
+    allowedOrigins: (text('allowed-origins') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
+    insecureNoAuth: on('insecure-no-auth'),
   };
+}
+
+/** node:util's parseArgs messages, said in the CLI's words (they suggest `--` quoting, which never helps here). */
+function parseArgsMessage(error: unknown): string {
+  const { code, message } = error as { code?: string; message?: string };
+  const quoted = /'([^' ]*)/.exec(message ?? '')?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option "${quoted}"`;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument "${quoted}" (serve takes flags only)`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return /argument missing/.test(message ?? '') ? `${quoted} needs a value` : `${quoted} takes no value`;
+  }
+  return message ?? String(error);
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
@@ -77,7 +218,7 @@ function optional<K extends string>(key: K, value: string | undefined): Partial<
 function integer(name: string, raw: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new UsageError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   return value;
 }
 

@@ -20,45 +20,59 @@ export function ensureBuilt(): void {
   if (!existsSync(COMPILED_CLI)) throw new Error('could not build dist/src/cli/main.js');
 }
 
-export interface CliServer {
+export interface StartedProcess {
   readonly process: ChildProcess;
   readonly base: string;
   readonly wsBase: string;
   /** Everything printed so far. */
   readonly stdout: () => string;
-  /** Sends a signal and resolves with the exit code. */
+  /** Sends a signal to its PID and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** A `stepwise serve` started by a test. */
+export type CliServer = StartedProcess;
+
 const READY = /stepwise listening on (http:\/\/([^\s]+))/;
 
-/** Runs `node bin/stepwise.js serve …args` and resolves at its ready line. */
-export function startCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliServer> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', ...env },
+export interface StartOptions {
+  readonly cwd?: string;
+  /** Added to a bare environment (PATH only), so the developer's API keys never leak in. */
+  readonly env?: Record<string, string>;
+}
+
+/** Runs `command args` (a stepwise bin) and resolves at its ready line `stepwise listening on http://HOST:PORT`. */
+export function startProcess(command: string, args: readonly string[], options: StartOptions = {}): Promise<StartedProcess> {
+  const child = spawn(command, [...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { PATH: process.env['PATH'] ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const stop = (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+    if (child.pid !== undefined) process.kill(child.pid, signal);
+    return exited;
+  };
   return new Promise((resolveReady, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = READY.exec(out);
       if (!match) return;
       const base = match[1] as string;
-      resolveReady({
-        process: child,
-        base,
-        wsBase: base.replace(/^http/, 'ws'),
-        stdout: () => out,
-        stop: (signal = 'SIGTERM') => (child.exitCode === null ? (child.kill(signal), exited) : Promise.resolve(child.exitCode)),
-      });
+      resolveReady({ process: child, base, wsBase: base.replace(/^http/, 'ws'), stdout: () => out, stop });
     });
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    void exited.then((code) => reject(new Error(`stepwise exited with ${code} before it was ready:\n${out}${err}`)));
+    child.once('error', reject);
+    void exited.then((code) => reject(new Error(`${command} exited with ${code} before it was ready:\n${out}${err}`)));
   });
+}
+
+/** Runs `node bin/stepwise.js serve …args` and resolves at its ready line. */
+export function startCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliServer> {
+  return startProcess(process.execPath, [BIN, 'serve', ...args], { env });
 }
 
 /** Runs the CLI to completion (for refusals): exit code and output. */
