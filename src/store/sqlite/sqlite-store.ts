@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { throwError, type Observable } from 'rxjs';
@@ -63,6 +63,9 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
     throw error instanceof FileBusyError ? locked() : error;
   }
   const db = openExclusive(file, synchronous, locked);
+  // The read-only check may have left a shared-memory file; an exclusive WAL connection uses none,
+  // and no other can open the file while we hold it.
+  rmSync(`${file}-shm`, { force: true });
   lockFile.claim();
 
   const reads = createStoreReads<E>(db);
