@@ -36,19 +36,17 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
           PRIMARY KEY (conv_id, turn_id)
         ) WITHOUT ROWID;
         CREATE INDEX turns_in_order ON turns (conv_id, ord);
+        -- The frame log in chunks: the frames one batch committed for one conversation, as a JSON
+        -- array of events with seq first_seq, first_seq + 1, … last_seq. A row per frame cost
+        -- about twice as much per frame written (bench store_append).
         CREATE TABLE frames (
+          id INTEGER PRIMARY KEY,
           conv_id TEXT NOT NULL,
-          seq INTEGER NOT NULL,
-          event TEXT NOT NULL,
-          PRIMARY KEY (conv_id, seq)
-        ) WITHOUT ROWID;
-        -- The last seq of each log (and the first kept one), so a restart reads one row per
-        -- conversation instead of scanning every frame.
-        CREATE TABLE frame_logs (
-          conv_id TEXT PRIMARY KEY,
           first_seq INTEGER NOT NULL,
-          last_seq INTEGER NOT NULL
+          last_seq INTEGER NOT NULL,
+          events TEXT NOT NULL
         );
+        CREATE INDEX frames_by_conversation ON frames (conv_id, last_seq);
         CREATE TABLE pauses (
           pause_id TEXT PRIMARY KEY,
           conv_id TEXT NOT NULL,

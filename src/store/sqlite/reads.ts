@@ -38,9 +38,10 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const ownersConversations = prepare(`SELECT record FROM conversations WHERE owner = ? ORDER BY created_at, rowid`).pluck();
   const turns = prepare(`SELECT turn_id AS id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`);
   const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY conv_id, ord`);
-  const frames = prepare(`SELECT seq, event FROM frames WHERE conv_id = ? AND seq > ? ORDER BY seq LIMIT ?`);
-  const lastSeq = prepare(`SELECT last_seq FROM frame_logs WHERE conv_id = ?`).pluck();
-  const allLastSeqs = prepare(`SELECT conv_id, last_seq FROM frame_logs`);
+  const chunks = prepare(`SELECT first_seq, events FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
+  // The newest chunk holds the last seq: one index probe (conv_id, last_seq) per conversation.
+  const lastSeq = prepare(`SELECT max(last_seq) FROM frames WHERE conv_id = ?`).pluck();
+  const allLastSeqs = prepare(`SELECT conv_id, max(last_seq) AS last_seq FROM frames GROUP BY conv_id`);
   const pauses = prepare(`SELECT pause FROM pauses WHERE conv_id = ? ORDER BY rowid`).pluck();
   const allPauses = prepare(`SELECT pause FROM pauses ORDER BY rowid`).pluck();
   const decisions = prepare(`SELECT decision FROM decisions WHERE conv_id = ? ORDER BY id`).pluck();
@@ -83,18 +84,19 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
     conversations: (owner) =>
       owner === undefined ? parseAll<ConversationRecord>(allConversations) : parseAll<ConversationRecord>(ownersConversations, owner),
     turns: (convId) => (turns.all(convId) as { id: string; blocks: string }[]).map(toTurn),
-    frames: (convId, { since_seq = 0, limit } = {}) => {
-      // LIMIT -1 is SQLite's "no limit".
-      const rows = frames.all(convId, since_seq, limit === undefined || limit === Number.POSITIVE_INFINITY ? -1 : limit) as {
-        seq: number;
-        event: string;
-      }[];
-      return {
-        frames: rows.map((row): StoredFrame<E> => ({ seq: row.seq, event: parse<E>(row.event) })),
-        last_seq: (lastSeq.get(convId) as number | undefined) ?? 0,
-      };
+    frames: (convId, { since_seq = 0, limit = Number.POSITIVE_INFINITY } = {}) => {
+      const page: StoredFrame<E>[] = [];
+      // Chunks in order, read one at a time, until the page is full.
+      for (const row of chunks.iterate(convId, since_seq) as Iterable<{ first_seq: number; events: string }>) {
+        const events = parse<E[]>(row.events);
+        for (let index = Math.max(0, since_seq + 1 - row.first_seq); index < events.length && page.length < limit; index += 1) {
+          page.push({ seq: row.first_seq + index, event: events[index] as E });
+        }
+        if (page.length >= limit) break;
+      }
+      return { frames: page, last_seq: (lastSeq.get(convId) as number | null) ?? 0 };
     },
-    lastSeq: (convId) => (lastSeq.get(convId) as number | undefined) ?? 0,
+    lastSeq: (convId) => (lastSeq.get(convId) as number | null) ?? 0,
     pauses: (convId) => (convId === undefined ? parseAll<StoredPause>(allPauses) : parseAll<StoredPause>(pauses, convId)),
     decisions: (convId) => parseAll<DecisionRecord>(decisions, convId),
     checkpoints: (convId) =>

@@ -32,44 +32,42 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
      VALUES (@conv_id, @turn_id, (SELECT coalesce(max(ord), 0) + 1 FROM turns WHERE conv_id = @conv_id), @blocks)
      ON CONFLICT (conv_id, turn_id) DO UPDATE SET blocks = excluded.blocks`,
   );
-  const putFrame = prepare(`INSERT INTO frames (conv_id, seq, event) VALUES (?, ?, ?)`);
-  const putLog = prepare(
-    `INSERT INTO frame_logs (conv_id, first_seq, last_seq) VALUES (?, ?, ?)
-     ON CONFLICT (conv_id) DO UPDATE SET last_seq = excluded.last_seq`,
-  );
-  const firstSeq = prepare(`SELECT first_seq FROM frame_logs WHERE conv_id = ?`).pluck();
-  const trimFrames = prepare(`DELETE FROM frames WHERE conv_id = ? AND seq < ?`);
-  const setFirstSeq = prepare(`UPDATE frame_logs SET first_seq = ? WHERE conv_id = ?`);
+  const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`);
+  const trimChunks = prepare(`DELETE FROM frames WHERE conv_id = ? AND last_seq < ?`);
+  const oldestKept = prepare(`SELECT first_seq FROM frames WHERE conv_id = ? ORDER BY last_seq LIMIT 1`).pluck();
   const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
   const deletePause = prepare(`DELETE FROM pauses WHERE pause_id = ?`);
   const putDecision = prepare(`INSERT INTO decisions (conv_id, decision) VALUES (?, ?)`);
   const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint) VALUES (?, ?, ?)`);
   const deleteCheckpoint = prepare(`DELETE FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
   const putEngineState = prepare(`INSERT OR REPLACE INTO engine_state (conv_id, state) VALUES (?, ?)`);
-  const deletes = ['conversations', 'turns', 'frames', 'frame_logs', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
+  const deletes = ['conversations', 'turns', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
     prepare(`DELETE FROM ${table} WHERE conv_id = ?`),
   );
 
-  const appendFrames = (frames: readonly StoredFrame<FrameEvent>[]): void => {
-    const first = new Map<string, number>();
-    const last = new Map<string, number>();
+  /** Deletes whole chunks older than the newest `retention.max` frames, once a quarter more is stored. */
+  const trim = (convId: string, lastSeq: number): void => {
+    if (lastSeq - (oldestKept.get(convId) as number) + 1 <= retention.trimAt) return;
+    trimChunks.run(convId, lastSeq - retention.max + 1);
+  };
+
+  /** One chunk per conversation for the frames of consecutive appends (each checked contiguous when queued). */
+  const writeFrames = (frames: readonly StoredFrame<FrameEvent>[]): void => {
+    const chunks = new Map<string, { readonly first: number; last: number; readonly events: FrameEvent[] }>();
     for (const { seq, event } of frames) {
-      putFrame.run(event.conv_id, seq, JSON.stringify(event));
-      if (!first.has(event.conv_id)) first.set(event.conv_id, seq);
-      last.set(event.conv_id, seq);
+      const chunk = chunks.get(event.conv_id);
+      if (chunk) {
+        chunk.last = seq;
+        chunk.events.push(event);
+      } else chunks.set(event.conv_id, { first: seq, last: seq, events: [event] });
     }
-    for (const [convId, seq] of last) {
-      putLog.run(convId, first.get(convId), seq);
-      if (retention.max === Number.POSITIVE_INFINITY) continue;
-      const kept = seq - (firstSeq.get(convId) as number) + 1;
-      if (kept <= retention.trimAt) continue;
-      const keepFrom = seq - retention.max + 1;
-      trimFrames.run(convId, keepFrom);
-      setFirstSeq.run(keepFrom, convId);
+    for (const [convId, { first, last, events }] of chunks) {
+      putChunk.run(convId, first, last, JSON.stringify(events));
+      if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, last);
     }
   };
 
-  const apply = (op: WriteOp): void => {
+  const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
     switch (op.kind) {
       case 'conversation':
         putConversation.run(op.record.conv_id, op.record.owner ?? null, op.record.created_at, JSON.stringify(op.record));
@@ -79,9 +77,6 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         return;
       case 'turn':
         putTurn.run({ conv_id: op.conv_id, turn_id: op.turn.id, blocks: JSON.stringify(op.turn.blocks) });
-        return;
-      case 'frames':
-        appendFrames(op.frames);
         return;
       case 'pause':
         putPause.run(op.pause.pause_id, op.pause.conv_id, JSON.stringify(op.pause));
@@ -106,6 +101,20 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   };
 
   return db.transaction((ops: readonly WriteOp[]) => {
-    for (const op of ops) apply(op);
+    // The batch commits atomically, so the frames of all its appends can be written together (fewer,
+    // larger chunks) after the other writes; only a delete must see the frames queued before it.
+    let frames: StoredFrame<FrameEvent>[] = [];
+    for (const op of ops) {
+      if (op.kind === 'frames') {
+        for (const frame of op.frames) frames.push(frame);
+        continue;
+      }
+      if (op.kind === 'conversation-deleted' && frames.length > 0) {
+        writeFrames(frames);
+        frames = [];
+      }
+      apply(op);
+    }
+    if (frames.length > 0) writeFrames(frames);
   });
 }
