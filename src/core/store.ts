@@ -90,7 +90,10 @@ export interface FrameEvent {
   readonly type: string;
 }
 
-/** A page of the frame log: frames with seq > since_seq, oldest first, and the newest seq stored. */
+/**
+ * A page of the frame log: frames with seq > since_seq, oldest first, and the newest seq stored.
+ * Under a retention limit the oldest frames are gone: the first frame's seq may then exceed since_seq + 1.
+ */
 export interface FramePage<E extends FrameEvent = FrameEvent> {
   readonly frames: readonly StoredFrame<E>[];
   /** 0 when the conversation has no frame. More to read when the last frame's seq is below it. */
