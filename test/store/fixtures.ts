@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import type {
   ConversationRecord,
   DecisionRecord,
@@ -82,4 +83,20 @@ export const checkpoint = (conv_id: string, inference_id: string, overrides: Par
 export function tempDir(prefix = 'stepwise-store-'): { readonly dir: string; readonly remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A fresh temporary dir for each test of the calling `describe`, removed after it (registered first,
+ * its removal runs after the test's own afterEach hooks, which close what used it).
+ */
+export function useTempDir(): () => string {
+  let temp: ReturnType<typeof tempDir> | undefined;
+  beforeEach(() => {
+    temp = tempDir();
+  });
+  afterEach(() => temp?.remove());
+  return () => {
+    if (!temp) throw new Error('useTempDir: no test is running');
+    return temp.dir;
+  };
 }

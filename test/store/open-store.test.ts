@@ -1,22 +1,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore, type StoreKind } from '../../src/store/open-store.js';
 import { STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
-import { tempDir } from './fixtures.js';
+import { useTempDir } from './fixtures.js';
 
 describe('openStore', () => {
-  let dir: string;
-  let remove: () => void;
-  beforeEach(() => {
-    ({ dir, remove } = tempDir());
-  });
-  afterEach(() => remove());
+  const dirOf = useTempDir();
 
   it('should open a durable SQLite store in the data dir by default', async () => {
-    const store = openStore({ dataDir: join(dir, 'data') });
+    const store = openStore({ dataDir: join(dirOf(), 'data') });
     expect(store).toMatchObject({ kind: 'sqlite', durable: true });
-    expect(existsSync(join(dir, 'data', STORE_FILE))).toBe(true);
+    expect(existsSync(join(dirOf(), 'data', STORE_FILE))).toBe(true);
     await store.close();
   });
 

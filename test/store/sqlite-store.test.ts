@@ -7,14 +7,14 @@ import { StoreLockedError, StoreUnreadableError, type Store } from '../../src/co
 import { LOCK_FILE } from '../../src/store/sqlite/lock-file.js';
 import { createSqliteStore, STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
 import { startStoreChild, type StoreChild } from './child-process.js';
-import { checkpoint, conversation, decision, frames, pause, tempDir, type TestEvent } from './fixtures.js';
+import { checkpoint, conversation, decision, frames, pause, useTempDir, type TestEvent } from './fixtures.js';
 
 const append = (store: Store<TestEvent>, batch: Parameters<Store<TestEvent>['appendFrames']>[0]): Promise<void> =>
   lastValueFrom(store.appendFrames(batch), { defaultValue: undefined });
 
 describe('sqlite store', () => {
+  const dirOf = useTempDir();
   let dir: string;
-  let remove: () => void;
   const stores: Store<TestEvent>[] = [];
   const children: StoreChild[] = [];
   const open = (): Store<TestEvent> => {
@@ -25,12 +25,11 @@ describe('sqlite store', () => {
   const file = (): string => join(dir, STORE_FILE);
 
   beforeEach(() => {
-    ({ dir, remove } = tempDir());
+    dir = dirOf();
   });
   afterEach(async () => {
     for (const child of children.splice(0)) await child.kill('SIGKILL');
     for (const store of stores.splice(0)) await store.close();
-    remove();
   });
 
   /** A closed store with some of everything, its file checkpointed (no WAL beside it). */
