@@ -156,6 +156,22 @@ describe('sqlite store', () => {
     expectUnreadable(/truncated/);
   });
 
+  it('should report a page that turns out corrupt as unreadable, leaving the file untouched', async () => {
+    await seeded(3000);
+    const size = readFileSync(file()).length;
+    const middle = Math.floor(size / 2 / 8192) * 8192;
+    const damaged = readFileSync(file());
+    damaged.fill(0x41, middle, middle + 8192);
+    writeFileSync(file(), damaged);
+    const store = open();
+    // Reading everything there is reaches the damaged page, whichever table it belongs to.
+    const everything = Promise.all([store.load(), store.frames('c1'), store.decisions('c1')]);
+    await expect(everything).rejects.toBeInstanceOf(StoreUnreadableError);
+    await expect(everything).rejects.toThrow(/cannot read the store .*stepwise\.db: it is corrupt: database disk image is malformed/);
+    await store.close();
+    expect(readFileSync(file()).equals(damaged)).toBe(true);
+  });
+
   it('should refuse a file that is not an SQLite database', () => {
     writeFileSync(file(), 'x'.repeat(4096));
     expectUnreadable(/not an SQLite database/);

@@ -52,8 +52,15 @@ export function checkStoreFile(file: string): FileState {
   }
 }
 
-export const isBusy = (error: unknown): boolean =>
-  error instanceof Error && 'code' in error && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED');
+const codeOf = (error: unknown): unknown => (error instanceof Error && 'code' in error ? error.code : undefined);
+
+export const isBusy = (error: unknown): boolean => codeOf(error) === 'SQLITE_BUSY' || codeOf(error) === 'SQLITE_LOCKED';
+
+/** SQLite's codes for a file whose pages do not hold a valid database (SQLITE_CORRUPT and its extended codes). */
+export const isCorrupt = (error: unknown): boolean => {
+  const code = codeOf(error);
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
+};
 
 /** The 100-byte header: the magic string, and a page count that the file's size must cover. */
 function checkHeader(file: string, size: number): void {

@@ -5,6 +5,7 @@ import { throwError, type Observable } from 'rxjs';
 import {
   StoreClosedError,
   StoreLockedError,
+  StoreUnreadableError,
   type FrameEvent,
   type Store,
   type StoredFrame,
@@ -13,7 +14,7 @@ import {
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
 import { createWriteQueue } from '../write-queue.js';
-import { checkStoreFile, FileBusyError, isBusy } from './check-file.js';
+import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.js';
 import { createLockFile } from './lock-file.js';
 import { migrate } from './migrations.js';
 import { createStoreReads } from './reads.js';
@@ -90,13 +91,16 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
     if (closed) throw new StoreClosedError('sqlite');
     queue.push(op);
   };
-  /** Every read sees the writes queued before it: commit them first (synchronous here). */
+  /**
+   * Every read sees the writes queued before it: commit them first (synchronous here). A page that
+   * turns out corrupt (the open check reads only the header and schema) is a `StoreUnreadableError`.
+   */
   const read = <T>(query: () => T): Promise<T> => {
     try {
       queue.commitNow();
       return Promise.resolve(query());
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(isCorrupt(error) ? new StoreUnreadableError(file, `it is corrupt: ${(error as Error).message}`) : (error as Error));
     }
   };
   const lastSeqOf = (convId: string): number => {
