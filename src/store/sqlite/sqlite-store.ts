@@ -18,7 +18,8 @@ import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.j
 import { createLockFile } from './lock-file.js';
 import { migrate } from './migrations.js';
 import { createStoreReads } from './reads.js';
-import { createBatchWriter, type WriteOp } from './writes.js';
+import type { WriteOp } from '../write-ops.js';
+import { createBatchWriter } from './writes.js';
 
 export interface SqliteStoreConfig extends StoreRetentionConfig {
   /** The data dir (created when missing); the store is `stepwise.db` in it. Required. */

@@ -1,20 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { ConversationRecord, DecisionRecord, FrameEvent, JsonValue, RunCheckpoint, StepSetting, StoredFrame, StoredPause } from '../../core/store.js';
-import type { Turn } from '../../core/turns.js';
+import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
-
-/** One queued write, applied in order inside its batch's transaction. */
-export type WriteOp =
-  | { readonly kind: 'conversation'; readonly record: ConversationRecord }
-  | { readonly kind: 'step'; readonly conv_id: string; readonly step: StepSetting }
-  | { readonly kind: 'turn'; readonly conv_id: string; readonly turn: Turn }
-  | { readonly kind: 'frames'; readonly frames: readonly StoredFrame<FrameEvent>[] }
-  | { readonly kind: 'pause'; readonly pause: StoredPause }
-  | { readonly kind: 'decision'; readonly decision: DecisionRecord }
-  | { readonly kind: 'checkpoint'; readonly checkpoint: RunCheckpoint }
-  | { readonly kind: 'checkpoint-deleted'; readonly conv_id: string; readonly inference_id: string }
-  | { readonly kind: 'engine-state'; readonly conv_id: string; readonly state: JsonValue }
-  | { readonly kind: 'conversation-deleted'; readonly conv_id: string };
+import { liveOps, type WriteOp } from '../write-ops.js';
 
 /** Applies a batch of writes in one transaction, with statements prepared once. */
 export type BatchWriter = (ops: readonly WriteOp[]) => void;
@@ -104,7 +91,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     // The batch commits atomically, so the frames of all its appends can be written together (fewer,
     // larger chunks) after the other writes; only a delete must see the frames queued before it.
     let frames: StoredFrame<FrameEvent>[] = [];
-    for (const op of ops) {
+    for (const op of liveOps(ops)) {
       if (op.kind === 'frames') {
         for (const frame of op.frames) frames.push(frame);
         continue;
