@@ -83,6 +83,15 @@ describe.each(adapters)('store contract: %s', (_name, setup) => {
     expect(await store.frames('none')).toEqual({ frames: [], last_seq: 0 });
   });
 
+  it('should complete appends in the order they were made, so frames can be fanned out in seq order', async () => {
+    const completed: number[] = [];
+    for (let seq = 1; seq <= 5; seq += 1) {
+      store.appendFrames(frames(seq % 2 === 0 ? 'c2' : 'c1', Math.ceil(seq / 2), Math.ceil(seq / 2))).subscribe({ complete: () => completed.push(seq) });
+    }
+    await store.flush();
+    expect(completed).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('should refuse a seq that is reused or skipped, writing nothing of that append', async () => {
     await committed(store, frames('c1', 1, 3));
     const reuse = committed(store, [...frames('c2', 1, 1), ...frames('c1', 3, 4)]);
