@@ -118,6 +118,16 @@ describe('sqlite store', () => {
     expect(await second.line(/Error|opened/)).toBe(`StoreLockedError: the data dir ${dir} is in use by process ${process.pid}; stop it or choose another --data-dir`);
   });
 
+  it('should say how to fix a driver whose native addon is missing', () => {
+    expect(() => createSqliteStore({ dataDir: dir, nativeBinding: join(dir, 'missing.node') })).toThrow(
+      expect.objectContaining({
+        code: 'store_unavailable',
+        message: expect.stringMatching(/cannot load its native addon: .*npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3.*--store memory/),
+      }),
+    );
+    expect(existsSync(file())).toBe(false);
+  });
+
   it('should refuse a second store in the same process', () => {
     open();
     expect(() => open()).toThrow(StoreLockedError);

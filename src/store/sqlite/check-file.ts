@@ -20,7 +20,7 @@ const HEADER = Buffer.from('SQLite format 3\u0000', 'latin1');
  * and the file must be left as it was. Page contents past the schema are not scanned (a full
  * `quick_check` would cost the restart a read of the whole file); SQLite reports those when read.
  */
-export function checkStoreFile(file: string): FileState {
+export function checkStoreFile(file: string, driver: { readonly nativeBinding?: string } = {}): FileState {
   if (!existsSync(file)) return { fresh: true };
   const size = statSync(file).size;
   // Crashed before its first page was written: nothing to lose. With a WAL beside it, it was cut.
@@ -28,7 +28,7 @@ export function checkStoreFile(file: string): FileState {
   checkHeader(file, size);
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+    db = new Database(file, { ...driver, readonly: true, fileMustExist: true, timeout: 0 });
     const version = db.pragma('user_version', { simple: true }) as number;
     const applicationId = db.pragma('application_id', { simple: true }) as number;
     const tables = (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n;

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { throwError, type Observable } from 'rxjs';
 import {
   StoreClosedError,
+  StoreError,
   StoreLockedError,
   StoreUnreadableError,
   type FrameEvent,
@@ -30,6 +31,11 @@ export interface SqliteStoreConfig extends StoreRetentionConfig {
    * fsync per batch.
    */
   readonly synchronous?: 'normal' | 'full';
+  /**
+   * Path of better-sqlite3's compiled addon (`better_sqlite3.node`), for bundled apps that move it;
+   * default: where `npm install` built it.
+   */
+  readonly nativeBinding?: string;
 }
 
 /** The database file in a data dir. */
@@ -53,6 +59,8 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
     throw new RangeError(`createSqliteStore: synchronous must be "normal" or "full", got "${String(synchronous)}"`);
   }
   const retention = resolveRetention(config, 'createSqliteStore');
+  const driver = config.nativeBinding === undefined ? {} : { nativeBinding: config.nativeBinding };
+  checkDriver(driver);
   const dir = resolve(config.dataDir);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, STORE_FILE);
@@ -60,11 +68,11 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
   const locked = (): StoreLockedError => new StoreLockedError(dir, lockFile.liveHolder());
 
   try {
-    checkStoreFile(file);
+    checkStoreFile(file, driver);
   } catch (error) {
     throw error instanceof FileBusyError ? locked() : error;
   }
-  const db = openExclusive(file, synchronous, locked);
+  const db = openExclusive(file, { ...driver, synchronous }, locked);
   // The read-only check may have left a shared-memory file; an exclusive WAL connection uses none,
   // and no other can open the file while we hold it.
   rmSync(`${file}-shm`, { force: true });
@@ -160,13 +168,39 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
   };
 }
 
+/** What better-sqlite3 is told besides the file. */
+interface DriverOptions {
+  readonly nativeBinding?: string;
+}
+
+/**
+ * The driver is a native addon: npm 11 skips building it unless the installing project allows its
+ * install script, and then every open would fail with a message about `bindings`. Say what to do.
+ */
+function checkDriver(driver: DriverOptions): void {
+  try {
+    new Database(':memory:', driver).close();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new StoreError(
+      'store_unavailable',
+      `the SQLite store's driver (better-sqlite3) cannot load its native addon: ${reason}. ` +
+        'If npm skipped its build, run "npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3", or start with --store memory',
+    );
+  }
+}
+
 /**
  * Opens the file read-write and takes SQLite's exclusive lock at once (`locking_mode = EXCLUSIVE`
  * keeps it until close; with WAL it also means no shared-memory file), then migrates.
  */
-function openExclusive(file: string, synchronous: 'normal' | 'full', locked: () => StoreLockedError): Database.Database {
+function openExclusive(
+  file: string,
+  { synchronous, ...driver }: DriverOptions & { readonly synchronous: 'normal' | 'full' },
+  locked: () => StoreLockedError,
+): Database.Database {
   // timeout 0: a second process is told at once instead of waiting on the holder's lock.
-  const db = new Database(file, { timeout: 0 });
+  const db = new Database(file, { ...driver, timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     // Takes effect only when the file is created. Frame chunks are a few KB: 8 KB pages hold them
