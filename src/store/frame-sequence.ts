@@ -1,4 +1,5 @@
-import { StoreSequenceError, type FrameEvent, type StoredFrame } from '../core/store.js';
+import { type FrameEvent, type StoredFrame } from '../core/store.js';
+import { StoreSequenceError } from '../core/store-errors.js';
 
 /**
  * Checks that a batch continues each conversation's log (first seq = last + 1, then +1 each) and

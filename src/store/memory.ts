@@ -1,7 +1,6 @@
 import { EMPTY, throwError, type Observable } from 'rxjs';
 import type { Turn } from '../core/turns.js';
 import {
-  StoreClosedError,
   type ConversationRecord,
   type DecisionRecord,
   type FrameEvent,
@@ -13,6 +12,7 @@ import {
   type StoredPause,
   type StoreRetentionConfig,
 } from '../core/store.js';
+import { StoreClosedError } from '../core/store-errors.js';
 import { continueSequences } from './frame-sequence.js';
 import { resolveRetention } from './retention.js';
 

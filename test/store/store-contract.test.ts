@@ -1,6 +1,7 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreClosedError, StoreSequenceError, type Store, type StoreRetentionConfig } from '../../src/core/store.js';
+import { type Store, type StoreRetentionConfig } from '../../src/core/store.js';
+import { StoreClosedError, StoreSequenceError } from '../../src/core/store-errors.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { checkpoint, conversation, decision, frames, pause, tempDir, type TestEvent } from './fixtures.js';

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { StoreUnreadableError } from '../../core/store.js';
+import { StoreUnreadableError } from '../../core/store-errors.js';
 import { LATEST_VERSION, STEPWISE_APPLICATION_ID } from './migrations.js';
 
 /** What the check found: a file to create, or a stepwise store at some schema version. */

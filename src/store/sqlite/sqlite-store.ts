@@ -3,15 +3,12 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { throwError, type Observable } from 'rxjs';
 import {
-  StoreClosedError,
-  StoreError,
-  StoreLockedError,
-  StoreUnreadableError,
   type FrameEvent,
   type Store,
   type StoredFrame,
   type StoreRetentionConfig,
 } from '../../core/store.js';
+import { StoreClosedError, StoreError, StoreLockedError, StoreUnreadableError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
 import { createWriteQueue } from '../write-queue.js';
