@@ -203,10 +203,11 @@ export interface Store<E extends FrameEvent = FrameEvent> {
   /** Appends a turn, or replaces the blocks of a turn already stored (the running turn at each phase). */
   putTurn(convId: string, turn: Turn): void;
   /**
-   * Queues frames and returns an Observable that completes, emitting nothing, once they are committed
-   * (or errors with why they were not). The write happens whether or not it is subscribed. Each conversation's frames
-   * must continue its log: the first seq is its last seq + 1, then +1 each; otherwise nothing of this
-   * call is written and the Observable errors with a `StoreSequenceError`.
+   * Queues frames and returns an Observable that completes, emitting nothing, once they are
+   * committed (or errors with why they were not); appends complete in the order they were made. The
+   * write happens whether or not it is subscribed. Each conversation's frames must continue its log:
+   * the first seq is its last seq + 1, then +1 each; otherwise nothing of this call is written and
+   * the Observable errors with a `StoreSequenceError`.
    */
   appendFrames(frames: readonly StoredFrame<E>[]): Observable<never>;
   /** A pause the run waits at (SPEC §2 `pause` object). */
