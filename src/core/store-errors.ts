@@ -1,0 +1,60 @@
+/**
+ * The store's typed failures (see `store.ts`): the CLI turns the ones raised at start (locked,
+ * unreadable, unavailable) into a message and exit 1; the server into 503 `store_unavailable`.
+ */
+
+export type StoreErrorCode = 'store_locked' | 'store_unreadable' | 'store_sequence' | 'store_closed' | 'store_unavailable';
+
+/** Every store failure the CLI and server can turn into a message (and an exit 1 at start). */
+export class StoreError extends Error {
+  override readonly name: string = 'StoreError';
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Another live process holds the data dir. */
+export class StoreLockedError extends StoreError {
+  override readonly name = 'StoreLockedError';
+  constructor(
+    readonly dir: string,
+    readonly holderPid: number | undefined,
+  ) {
+    const holder = holderPid === undefined ? 'another connection' : `process ${holderPid}`;
+    super('store_locked', `the data dir ${dir} is in use by ${holder}; stop it or choose another --data-dir`);
+  }
+}
+
+/** The store's file cannot be read (corrupt, truncated, not a stepwise store, or a newer schema); it was left untouched. */
+export class StoreUnreadableError extends StoreError {
+  override readonly name = 'StoreUnreadableError';
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super('store_unreadable', `cannot read the store ${file}: ${reason} (the file was left untouched)`);
+  }
+}
+
+/** Frames that would reuse or skip a seq. */
+export class StoreSequenceError extends StoreError {
+  override readonly name = 'StoreSequenceError';
+  constructor(
+    readonly conv_id: string,
+    readonly expected: number,
+    readonly got: number,
+  ) {
+    super('store_sequence', `conversation ${conv_id}: frame seq ${got} where ${expected} was next (seq is never reused or skipped)`);
+  }
+}
+
+/** A write after `close()`. */
+export class StoreClosedError extends StoreError {
+  override readonly name = 'StoreClosedError';
+  constructor(kind: string) {
+    super('store_closed', `the ${kind} store was closed`);
+  }
+}

@@ -1,0 +1,257 @@
+import type { Observable } from 'rxjs';
+import type { Block, Turn } from './turns.js';
+
+/**
+ * The store port (SPEC §6): what a durable run keeps, and the one interface the runtime writes through.
+ * Adapters live in `src/store` (memory, sqlite, redis); nothing above them knows which one is behind it.
+ *
+ * Shape, and why:
+ * - Writes are **queued, in order**, and return at once: the loop never waits on a disk or a network
+ *   round trip per event. An adapter commits its queue in batches (SQLite: one transaction per batch;
+ *   Redis: one pipeline). Because the queue is ordered, a write that committed implies every write
+ *   queued before it committed too (a checkpoint queued before a frame is durable once the frame is).
+ * - `appendFrames` returns an Observable that completes when its frames are committed: the server fans
+ *   a batch out only then (SPEC §6: "a frame is committed to the store before any client receives it").
+ *   It is an Observable, not a Promise, so a synchronous store (memory) completes it synchronously and
+ *   the hub keeps today's timing in marble tests, while an asynchronous one completes it later.
+ * - Reads return Promises: they are made at the edges (server routes, recovery at start), never inside
+ *   the loop's operators, and a Redis read is a round trip. A read sees every write queued before it.
+ * - Everything stored is plain JSON (no functions, no engines, no Subjects): a store may serialise it.
+ */
+
+/** A JSON value, as stored (engine state, tool arguments and results). */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+export type StoredPausePhase = 'after_inference' | 'after_tools';
+
+/** Step mode of a conversation's session and its filter (SPEC §8); no filter means every tool, both phases. */
+export interface StepSetting {
+  readonly enabled: boolean;
+  readonly filter?: StepFilter;
+}
+
+export interface StepFilter {
+  readonly tools?: readonly string[];
+  readonly phases?: readonly StoredPausePhase[];
+}
+
+/** Where a fork came from (SPEC §8). */
+export interface ForkOrigin {
+  readonly conv_id: string;
+  readonly turn_id?: string;
+  readonly pause_id?: string;
+}
+
+/** A conversation and its one session. */
+export interface ConversationRecord {
+  readonly conv_id: string;
+  readonly session_id: string;
+  /** The user who created it, when auth is on. */
+  readonly owner?: string;
+  /** Epoch ms. */
+  readonly created_at: number;
+  readonly step: StepSetting;
+  /** The profile slug it was started with (SPEC §9). */
+  readonly profile?: string;
+  readonly forked_from?: ForkOrigin;
+}
+
+/** A tool call as shown at a pause (`breakpoint` when the tool asked for it, SPEC §8). */
+export interface StoredPauseToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+  readonly breakpoint?: boolean;
+}
+
+/** A pending pause: the SPEC §2 `pause` object, so a restarted run pauses again with the same id and deadline. */
+export interface StoredPause {
+  readonly pause_id: string;
+  readonly phase: StoredPausePhase;
+  readonly summary: string;
+  /** Epoch ms. */
+  readonly deadline_ms: number;
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+  readonly turn_id: string;
+  readonly tool_calls: readonly StoredPauseToolCall[];
+}
+
+/** One frame of a conversation's log: its `seq` (1, 2, … per conversation, never reused or skipped) and its event. */
+export interface StoredFrame<E extends FrameEvent = FrameEvent> {
+  readonly seq: number;
+  readonly event: E;
+}
+
+/** What a frame's event must carry for the store; the rest of it is stored as is (JSON). */
+export interface FrameEvent {
+  readonly conv_id: string;
+  readonly type: string;
+}
+
+/**
+ * A page of the frame log: frames with seq > since_seq, oldest first, and the newest seq stored.
+ * Under a retention limit the oldest frames are gone: the first frame's seq may then exceed since_seq + 1.
+ */
+export interface FramePage<E extends FrameEvent = FrameEvent> {
+  readonly frames: readonly StoredFrame<E>[];
+  /** 0 when the conversation has no frame. More to read when the last frame's seq is below it. */
+  readonly last_seq: number;
+}
+
+export interface FrameQuery {
+  /** Frames with a greater seq. Default 0 (from the start). */
+  readonly since_seq?: number;
+  /** At most this many (the oldest first). Default: all. */
+  readonly limit?: number;
+}
+
+/**
+ * An operator's (or the system's) decision at a pause, as the loop consumes it: mirrors the step
+ * controller's `PauseDecision` (kept here as plain data so the port depends on nothing above core).
+ */
+export type StoredPauseDecision =
+  | { readonly action: 'continue' }
+  | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
+  | { readonly action: 'edit'; readonly edits: Readonly<Record<string, unknown>> }
+  | { readonly action: 'abort'; readonly reason: string };
+
+/** One row of the audit trail (SPEC §6 `GET /conversations/:conv_id/decisions`). */
+export interface DecisionRecord {
+  readonly conv_id: string;
+  readonly pause_id: string;
+  readonly phase: StoredPausePhase;
+  readonly inference_id: string;
+  /** The `debugger.resume` reason: continued, denied, edited, timeout, disabled, cancelled. */
+  readonly reason: string;
+  /** The token's user, `local` without auth, `system` for timeout, disable and cancel. */
+  readonly by: string;
+  /** Epoch ms. */
+  readonly at_ms: number;
+  readonly tool_call_ids?: readonly string[];
+  readonly message?: string;
+  /** Arguments (after_inference) or results (after_tools) before and after the edit, per tool call. */
+  readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+}
+
+/** The loop's phases, as `LoopPhase`: the one a checkpoint's run goes to next. */
+export type CheckpointPhase = 'inference' | 'after_inference' | 'tools' | 'after_tools';
+
+/**
+ * A run's serialisable state at a phase boundary: enough to re-enter the loop at `next` after a
+ * restart. It is `LoopState` without what cannot be stored (engine, tools, cancel$) and without the
+ * history (rebuilt from the conversation's finished turns).
+ */
+export interface RunCheckpoint {
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+  readonly turn_id: string;
+  /** The phase the run goes to next. */
+  readonly next: CheckpointPhase;
+  /** Inferences done in this run. */
+  readonly iteration: number;
+  /** This turn's blocks so far. */
+  readonly blocks: readonly Block[];
+  /** The decision at the last `after_inference` pause, not yet consumed by tool execution. */
+  readonly decision?: StoredPauseDecision;
+  /** The run's tool allow-list; absent means every tool of its registry. */
+  readonly allowed_tools?: readonly string[];
+  readonly max_iterations?: number;
+  /** The run's own system prompt (the `/chat` override), which the history does not carry. */
+  readonly system_prompt?: string;
+  readonly profile?: string;
+  /** The pause the run waits at, when `next` follows a pause point that was published. */
+  readonly pause_id?: string;
+  /**
+   * Tool calls that had started and not finished when this was written: after a crash they are run
+   * again only when idempotent, else answered "interrupted" (SPEC §6).
+   */
+  readonly running_tool_call_ids?: readonly string[];
+  /** Epoch ms when it was written. */
+  readonly at_ms: number;
+}
+
+/** A conversation with what recovery needs to rebuild its session. */
+export interface StoredConversation extends ConversationRecord {
+  /** Oldest first; the last may be the running turn (its run then has a checkpoint). */
+  readonly turns: readonly Turn[];
+  readonly last_seq: number;
+  readonly engine_state?: JsonValue;
+}
+
+/** Everything but frames and decisions: what a restart loads at once. */
+export interface StoreSnapshot {
+  readonly conversations: readonly StoredConversation[];
+  readonly pauses: readonly StoredPause[];
+  readonly checkpoints: readonly RunCheckpoint[];
+}
+
+/** The store port. See the header of this file for the shape of writes, commits and reads. */
+export interface Store<E extends FrameEvent = FrameEvent> {
+  /** `memory`, `sqlite`, `redis`: for logs and `--help`, never for branching. */
+  readonly kind: string;
+  /** False for `memory`: nothing survives the process, so SIGTERM cancels instead of suspending. */
+  readonly durable: boolean;
+
+  // Writes: queued in order, committed in batches.
+  /** Creates or replaces a conversation's record. */
+  putConversation(conversation: ConversationRecord): void;
+  /** Step mode on or off, and its filter. */
+  setStep(convId: string, step: StepSetting): void;
+  /** Appends a turn, or replaces the blocks of a turn already stored (the running turn at each phase). */
+  putTurn(convId: string, turn: Turn): void;
+  /**
+   * Queues frames and returns an Observable that completes, emitting nothing, once they are
+   * committed (or errors with why they were not); appends complete in the order they were made. The
+   * write happens whether or not it is subscribed. Each conversation's frames must continue its log:
+   * the first seq is its last seq + 1, then +1 each; otherwise nothing of this call is written and
+   * the Observable errors with a `StoreSequenceError`.
+   */
+  appendFrames(frames: readonly StoredFrame<E>[]): Observable<never>;
+  /** A pause the run waits at (SPEC §2 `pause` object). */
+  putPause(pause: StoredPause): void;
+  /** Records a decision in the audit trail and drops the pending pause it resolved. */
+  recordDecision(decision: DecisionRecord): void;
+  /** Replaces the run's checkpoint (one per run: the latest boundary). */
+  putCheckpoint(checkpoint: RunCheckpoint): void;
+  /** The run ended: it has nothing to resume. */
+  deleteCheckpoint(convId: string, inferenceId: string): void;
+  /** Opaque per-conversation engine state (the scripted engine's position in its script). */
+  putEngineState(convId: string, state: JsonValue): void;
+  /** Deletes the conversation and every row of it: turns, frames, pauses, decisions, checkpoints, engine state. */
+  deleteConversation(convId: string): void;
+  /** Resolves once every write queued before the call is committed. */
+  flush(): Promise<void>;
+
+  // Reads: each sees every write queued before it.
+  load(): Promise<StoreSnapshot>;
+  conversation(convId: string): Promise<ConversationRecord | undefined>;
+  /** Oldest first; only `owner`'s when given. */
+  conversations(owner?: string): Promise<ConversationRecord[]>;
+  /** Oldest first. */
+  turns(convId: string): Promise<Turn[]>;
+  frames(convId: string, query?: FrameQuery): Promise<FramePage<E>>;
+  /** 0 when the conversation has no frame yet. */
+  lastSeq(convId: string): Promise<number>;
+  /** Pending pauses, of one conversation or of all. */
+  pauses(convId?: string): Promise<StoredPause[]>;
+  /** Oldest first. */
+  decisions(convId: string): Promise<DecisionRecord[]>;
+  /** Checkpoints of unfinished runs, of one conversation or of all. */
+  checkpoints(convId?: string): Promise<RunCheckpoint[]>;
+  engineState(convId: string): Promise<JsonValue | undefined>;
+
+  /** Commits what is queued, then releases the store (its lock). Idempotent; writes after it throw `StoreClosedError`. */
+  close(): Promise<void>;
+}
+
+/** Frame retention, shared by every adapter. */
+export interface StoreRetentionConfig {
+  /**
+   * Frames kept per conversation (the newest); older ones are deleted in batches. Default: all of them
+   * (a conversation's frames go only when it is deleted).
+   */
+  readonly maxFramesPerConversation?: number;
+}

@@ -1,0 +1,152 @@
+import { EMPTY, throwError, type Observable } from 'rxjs';
+import type { Turn } from '../core/turns.js';
+import {
+  type ConversationRecord,
+  type DecisionRecord,
+  type FrameEvent,
+  type FramePage,
+  type JsonValue,
+  type RunCheckpoint,
+  type Store,
+  type StoredFrame,
+  type StoredPause,
+  type StoreRetentionConfig,
+} from '../core/store.js';
+import { StoreClosedError } from '../core/store-errors.js';
+import { continueSequences } from './frame-sequence.js';
+import { resolveRetention } from './retention.js';
+
+/** Options of the memory store. */
+export type MemoryStoreConfig = StoreRetentionConfig;
+
+/** Everything one conversation id has in the store (its record may be absent: frames can come first). */
+interface ConversationRows<E extends FrameEvent> {
+  record?: ConversationRecord;
+  /** Insertion-ordered: a turn keeps its place when its blocks are replaced. */
+  readonly turns: Map<string, Turn>;
+  frames: StoredFrame<E>[];
+  lastSeq: number;
+  readonly decisions: DecisionRecord[];
+  engineState?: JsonValue;
+}
+
+/**
+ * The memory store: today's behaviour, nothing survives the process. Writes apply at once, so
+ * `appendFrames` completes synchronously and the hub keeps its timing. Values are kept by reference
+ * (they are immutable by convention), which is what makes it as cheap as having no store.
+ */
+export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: MemoryStoreConfig = {}): Store<E> {
+  const retention = resolveRetention(config, 'createMemoryStore');
+  const rows = new Map<string, ConversationRows<E>>();
+  const pauses = new Map<string, StoredPause>();
+  // Keyed by run: one checkpoint per run, the latest.
+  const checkpoints = new Map<string, RunCheckpoint>();
+  let closed = false;
+
+  const rowsOf = (convId: string): ConversationRows<E> => {
+    let found = rows.get(convId);
+    if (!found) {
+      found = { turns: new Map(), frames: [], lastSeq: 0, decisions: [] };
+      rows.set(convId, found);
+    }
+    return found;
+  };
+  const writable = (): void => {
+    if (closed) throw new StoreClosedError('memory');
+  };
+  const records = (): ConversationRecord[] =>
+    [...rows.values()].flatMap((row) => (row.record ? [row.record] : [])).sort((a, b) => a.created_at - b.created_at);
+  const pausesOf = (convId?: string): StoredPause[] =>
+    [...pauses.values()].filter((pause) => convId === undefined || pause.conv_id === convId);
+  const checkpointsOf = (convId?: string): RunCheckpoint[] =>
+    [...checkpoints.values()].filter((checkpoint) => convId === undefined || checkpoint.conv_id === convId);
+
+  const appendFrames = (frames: readonly StoredFrame<E>[]): Observable<never> => {
+    writable();
+    const last = continueSequences(frames, (convId) => rows.get(convId)?.lastSeq ?? 0);
+    if (last instanceof Error) return throwError(() => last);
+    for (const frame of frames) rowsOf(frame.event.conv_id).frames.push(frame);
+    for (const [convId, seq] of last) {
+      const row = rowsOf(convId);
+      row.lastSeq = seq;
+      if (row.frames.length > retention.trimAt) row.frames.splice(0, row.frames.length - retention.max);
+    }
+    return EMPTY;
+  };
+
+  return {
+    kind: 'memory',
+    durable: false,
+    putConversation: (conversation) => {
+      writable();
+      rowsOf(conversation.conv_id).record = conversation;
+    },
+    setStep: (convId, step) => {
+      writable();
+      const row = rows.get(convId);
+      if (row?.record) row.record = { ...row.record, step };
+    },
+    putTurn: (convId, turn) => {
+      writable();
+      rowsOf(convId).turns.set(turn.id, turn);
+    },
+    appendFrames,
+    putPause: (pause) => {
+      writable();
+      pauses.set(pause.pause_id, pause);
+    },
+    recordDecision: (decision) => {
+      writable();
+      pauses.delete(decision.pause_id);
+      rowsOf(decision.conv_id).decisions.push(decision);
+    },
+    putCheckpoint: (checkpoint) => {
+      writable();
+      checkpoints.set(runKey(checkpoint.conv_id, checkpoint.inference_id), checkpoint);
+    },
+    deleteCheckpoint: (convId, inferenceId) => {
+      writable();
+      checkpoints.delete(runKey(convId, inferenceId));
+    },
+    putEngineState: (convId, state) => {
+      writable();
+      rowsOf(convId).engineState = state;
+    },
+    deleteConversation: (convId) => {
+      writable();
+      rows.delete(convId);
+      for (const pause of pausesOf(convId)) pauses.delete(pause.pause_id);
+      for (const checkpoint of checkpointsOf(convId)) checkpoints.delete(runKey(convId, checkpoint.inference_id));
+    },
+    flush: () => Promise.resolve(),
+
+    load: async () => ({
+      conversations: records().map((record) => {
+        const row = rowsOf(record.conv_id);
+        const engine = row.engineState === undefined ? {} : { engine_state: row.engineState };
+        return { ...record, turns: [...row.turns.values()], last_seq: row.lastSeq, ...engine };
+      }),
+      pauses: pausesOf(),
+      checkpoints: checkpointsOf(),
+    }),
+    conversation: async (convId) => rows.get(convId)?.record,
+    conversations: async (owner) => records().filter((record) => owner === undefined || record.owner === owner),
+    turns: async (convId) => [...(rows.get(convId)?.turns.values() ?? [])],
+    frames: async (convId, { since_seq = 0, limit = Number.POSITIVE_INFINITY } = {}): Promise<FramePage<E>> => {
+      const row = rows.get(convId);
+      if (!row) return { frames: [], last_seq: 0 };
+      const start = row.frames.findIndex((frame) => frame.seq > since_seq);
+      return { frames: start < 0 ? [] : row.frames.slice(start, start + limit), last_seq: row.lastSeq };
+    },
+    lastSeq: async (convId) => rows.get(convId)?.lastSeq ?? 0,
+    pauses: async (convId) => pausesOf(convId),
+    decisions: async (convId) => [...(rows.get(convId)?.decisions ?? [])],
+    checkpoints: async (convId) => checkpointsOf(convId),
+    engineState: async (convId) => rows.get(convId)?.engineState,
+    close: async () => {
+      closed = true;
+    },
+  };
+}
+
+const runKey = (convId: string, inferenceId: string): string => `${convId}\u0000${inferenceId}`;

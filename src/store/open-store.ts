@@ -1,0 +1,38 @@
+import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
+import { createMemoryStore } from './memory.js';
+import { createSqliteStore } from './sqlite/sqlite-store.js';
+
+/** The adapters `serve --store` can name. */
+export const STORE_KINDS = Object.freeze(['memory', 'sqlite', 'redis'] as const);
+export type StoreKind = (typeof STORE_KINDS)[number];
+
+export interface OpenStoreConfig extends StoreRetentionConfig {
+  /** Default `sqlite` (SPEC §6). */
+  readonly kind?: StoreKind;
+  /** For `sqlite`. Default `./.stepwise`, resolved against the working directory. */
+  readonly dataDir?: string;
+  /** For `redis` (SPEC §7). */
+  readonly redisUrl?: string;
+}
+
+export const DEFAULT_DATA_DIR = './.stepwise';
+
+/**
+ * The store `serve --store KIND` asks for: one place that maps the flag to an adapter, so the CLI
+ * and tests build stores the same way. Throws the adapter's `StoreLockedError` or
+ * `StoreUnreadableError` for the CLI to print and exit 1 with.
+ */
+export function openStore<E extends FrameEvent = FrameEvent>(config: OpenStoreConfig = {}): Store<E> {
+  const kind = config.kind ?? 'sqlite';
+  const retention = config.maxFramesPerConversation === undefined ? {} : { maxFramesPerConversation: config.maxFramesPerConversation };
+  switch (kind) {
+    case 'memory':
+      return createMemoryStore<E>(retention);
+    case 'sqlite':
+      return createSqliteStore<E>({ dataDir: config.dataDir ?? DEFAULT_DATA_DIR, ...retention });
+    case 'redis':
+      throw new Error('openStore: the redis store is not available yet (issue 11); use --store sqlite or memory');
+    default:
+      throw new RangeError(`openStore: kind must be one of ${STORE_KINDS.join(', ')}, got "${String(kind)}"`);
+  }
+}

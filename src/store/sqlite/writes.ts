@@ -1,0 +1,107 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { FrameEvent, StoredFrame } from '../../core/store.js';
+import type { Retention } from '../retention.js';
+import { liveOps, type WriteOp } from '../write-ops.js';
+
+/** Applies a batch of writes in one transaction, with statements prepared once. */
+export type BatchWriter = (ops: readonly WriteOp[]) => void;
+
+export function createBatchWriter(db: Database, retention: Retention): BatchWriter {
+  const prepare = (sql: string): Statement => db.prepare(sql);
+  const putConversation = prepare(
+    `INSERT INTO conversations (conv_id, owner, created_at, record) VALUES (?, ?, ?, ?)
+     ON CONFLICT (conv_id) DO UPDATE SET owner = excluded.owner, created_at = excluded.created_at, record = excluded.record`,
+  );
+  const setStep = prepare(`UPDATE conversations SET record = json_set(record, '$.step', json(?)) WHERE conv_id = ?`);
+  // A new turn goes after the conversation's last; a known one keeps its place and gets new blocks.
+  const putTurn = prepare(
+    `INSERT INTO turns (conv_id, turn_id, ord, blocks)
+     VALUES (@conv_id, @turn_id, (SELECT coalesce(max(ord), 0) + 1 FROM turns WHERE conv_id = @conv_id), @blocks)
+     ON CONFLICT (conv_id, turn_id) DO UPDATE SET blocks = excluded.blocks`,
+  );
+  const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`);
+  const trimChunks = prepare(`DELETE FROM frames WHERE conv_id = ? AND last_seq < ?`);
+  const oldestKept = prepare(`SELECT first_seq FROM frames WHERE conv_id = ? ORDER BY last_seq LIMIT 1`).pluck();
+  const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
+  const deletePause = prepare(`DELETE FROM pauses WHERE pause_id = ?`);
+  const putDecision = prepare(`INSERT INTO decisions (conv_id, decision) VALUES (?, ?)`);
+  const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint) VALUES (?, ?, ?)`);
+  const deleteCheckpoint = prepare(`DELETE FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
+  const putEngineState = prepare(`INSERT OR REPLACE INTO engine_state (conv_id, state) VALUES (?, ?)`);
+  const deletes = ['conversations', 'turns', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
+    prepare(`DELETE FROM ${table} WHERE conv_id = ?`),
+  );
+
+  /** Deletes whole chunks older than the newest `retention.max` frames, once a quarter more is stored. */
+  const trim = (convId: string, lastSeq: number): void => {
+    if (lastSeq - (oldestKept.get(convId) as number) + 1 <= retention.trimAt) return;
+    trimChunks.run(convId, lastSeq - retention.max + 1);
+  };
+
+  /** One chunk per conversation for the frames of consecutive appends (each checked contiguous when queued). */
+  const writeFrames = (frames: readonly StoredFrame<FrameEvent>[]): void => {
+    const chunks = new Map<string, { readonly first: number; last: number; readonly events: FrameEvent[] }>();
+    for (const { seq, event } of frames) {
+      const chunk = chunks.get(event.conv_id);
+      if (chunk) {
+        chunk.last = seq;
+        chunk.events.push(event);
+      } else chunks.set(event.conv_id, { first: seq, last: seq, events: [event] });
+    }
+    for (const [convId, { first, last, events }] of chunks) {
+      putChunk.run(convId, first, last, JSON.stringify(events));
+      if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, last);
+    }
+  };
+
+  const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
+    switch (op.kind) {
+      case 'conversation':
+        putConversation.run(op.record.conv_id, op.record.owner ?? null, op.record.created_at, JSON.stringify(op.record));
+        return;
+      case 'step':
+        setStep.run(JSON.stringify(op.step), op.conv_id);
+        return;
+      case 'turn':
+        putTurn.run({ conv_id: op.conv_id, turn_id: op.turn.id, blocks: JSON.stringify(op.turn.blocks) });
+        return;
+      case 'pause':
+        putPause.run(op.pause.pause_id, op.pause.conv_id, JSON.stringify(op.pause));
+        return;
+      case 'decision':
+        deletePause.run(op.decision.pause_id);
+        putDecision.run(op.decision.conv_id, JSON.stringify(op.decision));
+        return;
+      case 'checkpoint':
+        putCheckpoint.run(op.checkpoint.conv_id, op.checkpoint.inference_id, JSON.stringify(op.checkpoint));
+        return;
+      case 'checkpoint-deleted':
+        deleteCheckpoint.run(op.conv_id, op.inference_id);
+        return;
+      case 'engine-state':
+        putEngineState.run(op.conv_id, JSON.stringify(op.state));
+        return;
+      case 'conversation-deleted':
+        for (const statement of deletes) statement.run(op.conv_id);
+        return;
+    }
+  };
+
+  return db.transaction((ops: readonly WriteOp[]) => {
+    // The batch commits atomically, so the frames of all its appends can be written together (fewer,
+    // larger chunks) after the other writes; only a delete must see the frames queued before it.
+    let frames: StoredFrame<FrameEvent>[] = [];
+    for (const op of liveOps(ops)) {
+      if (op.kind === 'frames') {
+        for (const frame of op.frames) frames.push(frame);
+        continue;
+      }
+      if (op.kind === 'conversation-deleted' && frames.length > 0) {
+        writeFrames(frames);
+        frames = [];
+      }
+      apply(op);
+    }
+    if (frames.length > 0) writeFrames(frames);
+  });
+}

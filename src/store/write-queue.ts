@@ -1,0 +1,107 @@
+import { AsyncSubject, EMPTY, lastValueFrom, type Observable } from 'rxjs';
+
+export interface WriteQueueConfig<Op> {
+  /**
+   * Commits one batch, in queue order: synchronously (SQLite: one transaction) or by a Promise (Redis:
+   * one pipeline). Throwing or rejecting fails that batch only. Batches never overlap.
+   */
+  readonly commit: (ops: readonly Op[]) => void | Promise<void>;
+  /** When to commit a batch that has started. Default `setImmediate`: every write of one tick joins it. */
+  readonly schedule?: (task: () => void) => void;
+}
+
+/**
+ * The ordered write queue of an adapter: writes return at once and are committed in batches, so the
+ * loop never waits on a disk or a round trip per event, and a batch that committed implies that every
+ * write queued before it did too.
+ */
+export interface WriteQueue<Op> {
+  push(op: Op): void;
+  /** Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed. */
+  committed(): Observable<never>;
+  /** `committed()` as a Promise. */
+  flush(): Promise<void>;
+  /** Starts committing the open batch now instead of at its scheduled time (before a read, at close). */
+  commitNow(): void;
+}
+
+interface Batch<Op> {
+  readonly ops: Op[];
+  settled: boolean;
+  /** Created on demand: most batches are only written, never waited on. */
+  done?: AsyncSubject<never>;
+}
+
+export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<Op> {
+  const schedule = config.schedule ?? ((task: () => void) => void setImmediate(task));
+  let open: Batch<Op> | undefined;
+  // The last batch taken from `open`: until it settles, `committed()` waits for it.
+  let latest: Batch<Op> | undefined;
+  // Settles when the last asynchronously committed batch has: the next one starts only then.
+  let tail: Promise<void> | undefined;
+
+  const settle = (batch: Batch<Op>, error?: unknown): void => {
+    batch.settled = true;
+    if (!batch.done) return;
+    if (error === undefined) batch.done.complete();
+    else batch.done.error(error);
+  };
+
+  /** Commits one batch; returns a Promise only when the commit is asynchronous. */
+  const run = (batch: Batch<Op>): Promise<void> | undefined => {
+    let result: void | Promise<void>;
+    try {
+      result = config.commit(batch.ops);
+    } catch (error) {
+      settle(batch, error ?? new Error('commit failed'));
+      return undefined;
+    }
+    if (!result) {
+      settle(batch);
+      return undefined;
+    }
+    return result.then(
+      () => settle(batch),
+      (error: unknown) => settle(batch, error ?? new Error('commit failed')),
+    );
+  };
+
+  const chain = (settled: Promise<void>): void => {
+    tail = settled;
+    void settled.then(() => {
+      if (tail === settled) tail = undefined;
+    });
+  };
+
+  const commitOpen = (): void => {
+    const batch = open;
+    open = undefined;
+    if (!batch) return;
+    latest = batch;
+    if (tail) chain(tail.then(() => run(batch)));
+    else {
+      const settled = run(batch);
+      if (settled) chain(settled);
+    }
+  };
+
+  const committed = (): Observable<never> => {
+    const batch = open ?? (latest && !latest.settled ? latest : undefined);
+    if (!batch) return EMPTY;
+    batch.done ??= new AsyncSubject<never>();
+    return batch.done.asObservable();
+  };
+
+  return {
+    push: (op) => {
+      if (!open) {
+        open = { ops: [], settled: false };
+        schedule(commitOpen);
+      }
+      open.ops.push(op);
+    },
+    committed,
+    commitNow: commitOpen,
+    flush: () => lastValueFrom(committed(), { defaultValue: undefined }),
+  };
+}

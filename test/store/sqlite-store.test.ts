@@ -1,0 +1,205 @@
+import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { lastValueFrom } from 'rxjs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Store } from '../../src/core/store.js';
+import { StoreLockedError, StoreUnreadableError } from '../../src/core/store-errors.js';
+import { LOCK_FILE } from '../../src/store/sqlite/lock-file.js';
+import { createSqliteStore, STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
+import { startStoreChild, type StoreChild } from './child-process.js';
+import { checkpoint, conversation, decision, frames, pause, useTempDir, type TestEvent } from './fixtures.js';
+
+const append = (store: Store<TestEvent>, batch: Parameters<Store<TestEvent>['appendFrames']>[0]): Promise<void> =>
+  lastValueFrom(store.appendFrames(batch), { defaultValue: undefined });
+
+describe('sqlite store', () => {
+  const dirOf = useTempDir();
+  let dir: string;
+  const stores: Store<TestEvent>[] = [];
+  const children: StoreChild[] = [];
+  const open = (): Store<TestEvent> => {
+    const store = createSqliteStore<TestEvent>({ dataDir: dir });
+    stores.push(store);
+    return store;
+  };
+  const file = (): string => join(dir, STORE_FILE);
+
+  beforeEach(() => {
+    dir = dirOf();
+  });
+  afterEach(async () => {
+    for (const child of children.splice(0)) await child.kill('SIGKILL');
+    for (const store of stores.splice(0)) await store.close();
+  });
+
+  /** A closed store with some of everything, its file checkpointed (no WAL beside it). */
+  const seeded = async (frameCount = 20): Promise<void> => {
+    const store = open();
+    store.putConversation(conversation('c1', { owner: 'alice', step: { enabled: true, filter: { tools: ['echo'] } } }));
+    store.putTurn('c1', { id: 't1', blocks: [{ id: 'u1', kind: 'user', role: 'user', payload: { text: 'hi' } }] });
+    store.putPause(pause('c1', 'p2'));
+    store.recordDecision(decision('c1', 'p1'));
+    store.putCheckpoint(checkpoint('c1', 'inf_1', { pause_id: 'p2' }));
+    store.putEngineState('c1', { cursor: 4 });
+    for (let from = 1; from <= frameCount; from += 100) await append(store, frames('c1', from, Math.min(frameCount, from + 99)));
+    await store.close();
+  };
+
+  it('should find everything again after close and reopen, with seq going on', async () => {
+    await seeded();
+    const store = open();
+    const snapshot = await store.load();
+    expect(snapshot.conversations).toEqual([
+      {
+        ...conversation('c1', { owner: 'alice', step: { enabled: true, filter: { tools: ['echo'] } } }),
+        turns: [{ id: 't1', blocks: [{ id: 'u1', kind: 'user', role: 'user', payload: { text: 'hi' } }] }],
+        last_seq: 20,
+        engine_state: { cursor: 4 },
+      },
+    ]);
+    expect(snapshot.pauses).toEqual([pause('c1', 'p2')]);
+    expect(snapshot.checkpoints).toEqual([checkpoint('c1', 'inf_1', { pause_id: 'p2' })]);
+    expect(await store.decisions('c1')).toEqual([decision('c1', 'p1')]);
+    expect((await store.frames('c1')).frames).toEqual(frames('c1', 1, 20));
+    await expect(append(store, frames('c1', 20, 20))).rejects.toThrow('frame seq 20 where 21 was next');
+    await append(store, frames('c1', 21, 21));
+    expect(await store.lastSeq('c1')).toBe(21);
+  });
+
+  it('should keep every frame whose append completed when its process is killed with SIGKILL', async () => {
+    const writer = startStoreChild('write', dir);
+    children.push(writer);
+    await writer.line(/^paused$/);
+    await writer.line(/^committed (5\d\d|[6-9]\d\d|\d{4,})$/);
+    await writer.kill('SIGKILL');
+    const acknowledged = Math.max(...[...writer.output().matchAll(/^committed (\d+)$/gm)].map((match) => Number(match[1])));
+
+    const store = open();
+    const lastSeq = await store.lastSeq('crash');
+    expect(lastSeq).toBeGreaterThanOrEqual(acknowledged);
+    const { frames: stored } = await store.frames('crash');
+    expect(stored).toEqual(frames('crash', 1, lastSeq));
+    expect(await store.pauses('crash')).toEqual([pause('crash', 'p_crash')]);
+    expect(await store.checkpoints('crash')).toEqual([checkpoint('crash', 'inf_1')]);
+    await append(store, frames('crash', lastSeq + 1, lastSeq + 1));
+  });
+
+  it('should refuse a second process on the same data dir, naming the dir and the holder pid', async () => {
+    const holder = startStoreChild('hold', dir);
+    children.push(holder);
+    await holder.line(/^ready$/);
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8').trim()).toBe(String(holder.pid));
+
+    const refused = (() => {
+      try {
+        open();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refused).toBeInstanceOf(StoreLockedError);
+    expect(refused).toMatchObject({ code: 'store_locked', dir, holderPid: holder.pid });
+    expect((refused as Error).message).toContain(dir);
+    expect((refused as Error).message).toContain(`process ${holder.pid}`);
+
+    // The holder dies without closing: its lock goes with it and the next process takes over.
+    await holder.kill('SIGKILL');
+    const store = open();
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8').trim()).toBe(String(process.pid));
+    await store.close();
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+  });
+
+  it('should tell a second process that the dir is in use (the child is the second one)', async () => {
+    open();
+    const second = startStoreChild('open', dir);
+    children.push(second);
+    expect(await second.line(/Error|opened/)).toBe(`StoreLockedError: the data dir ${dir} is in use by process ${process.pid}; stop it or choose another --data-dir`);
+  });
+
+  it('should say how to fix a driver whose native addon is missing', () => {
+    expect(() => createSqliteStore({ dataDir: dir, nativeBinding: join(dir, 'missing.node') })).toThrow(
+      expect.objectContaining({
+        code: 'store_unavailable',
+        message: expect.stringMatching(/cannot load its native addon: .*npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3.*--store memory/),
+      }),
+    );
+    expect(existsSync(file())).toBe(false);
+  });
+
+  it('should refuse a second store in the same process', () => {
+    open();
+    expect(() => open()).toThrow(StoreLockedError);
+  });
+
+  it('should take over a lock file left by a dead process', async () => {
+    const gone = startStoreChild('open', join(dir, 'elsewhere'));
+    await gone.exited;
+    writeFileSync(join(dir, LOCK_FILE), `${gone.pid}\n`);
+    open();
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8').trim()).toBe(String(process.pid));
+  });
+
+  /** Opening fails with StoreUnreadableError matching `reason`, and the file stays byte for byte as it was. */
+  const expectUnreadable = (reason: RegExp): void => {
+    const before = readFileSync(file());
+    let refused: unknown;
+    try {
+      open();
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(StoreUnreadableError);
+    expect(refused).toMatchObject({ code: 'store_unreadable', file: file() });
+    expect((refused as Error).message).toMatch(reason);
+    expect((refused as Error).message).toContain('left untouched');
+    expect(readFileSync(file()).equals(before)).toBe(true);
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+  };
+
+  it('should refuse a truncated database file and leave it untouched', async () => {
+    await seeded(3000);
+    const size = readFileSync(file()).length;
+    expect(size).toBeGreaterThan(8 * 4096);
+    truncateSync(file(), Math.floor(size / 2));
+    expectUnreadable(/truncated/);
+  });
+
+  it('should report a page that turns out corrupt as unreadable, leaving the file untouched', async () => {
+    await seeded(3000);
+    const size = readFileSync(file()).length;
+    const middle = Math.floor(size / 2 / 8192) * 8192;
+    const damaged = readFileSync(file());
+    damaged.fill(0x41, middle, middle + 8192);
+    writeFileSync(file(), damaged);
+    const store = open();
+    // Reading everything there is reaches the damaged page, whichever table it belongs to.
+    const everything = Promise.all([store.load(), store.frames('c1'), store.decisions('c1')]);
+    await expect(everything).rejects.toBeInstanceOf(StoreUnreadableError);
+    await expect(everything).rejects.toThrow(/cannot read the store .*stepwise\.db: it is corrupt: database disk image is malformed/);
+    await store.close();
+    expect(readFileSync(file()).equals(damaged)).toBe(true);
+  });
+
+  it('should refuse a file that is not an SQLite database', () => {
+    writeFileSync(file(), 'x'.repeat(4096));
+    expectUnreadable(/not an SQLite database/);
+  });
+
+  it('should refuse an SQLite database that is not a stepwise store', () => {
+    const other = new Database(file());
+    other.exec('CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES (1)');
+    other.close();
+    expectUnreadable(/not a stepwise store/);
+  });
+
+  it('should refuse a store of a newer schema version and leave it untouched', async () => {
+    await seeded();
+    const raw = new Database(file());
+    raw.pragma('user_version = 99');
+    raw.close();
+    expectUnreadable(/schema version is 99, newer than the 1 this stepwise knows/);
+  });
+});

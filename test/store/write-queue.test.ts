@@ -1,0 +1,90 @@
+import { lastValueFrom } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { createWriteQueue } from '../../src/store/write-queue.js';
+
+/** A queue whose batches start when the test says so, and whose commits the test settles by hand. */
+function manualQueue(mode: 'sync' | 'async') {
+  const scheduled: (() => void)[] = [];
+  const commits: { ops: readonly number[]; settle: (error?: Error) => void }[] = [];
+  const failing = new Set<number>();
+  const queue = createWriteQueue<number>({
+    schedule: (task) => void scheduled.push(task),
+    commit: (ops) => {
+      if (mode === 'sync') {
+        if (ops.some((op) => failing.has(op))) throw new Error(`batch ${ops.join(',')} failed`);
+        commits.push({ ops, settle: () => undefined });
+        return;
+      }
+      return new Promise<void>((resolve, reject) => commits.push({ ops, settle: (error) => (error ? reject(error) : resolve()) }));
+    },
+  });
+  const tick = (): void => {
+    for (const task of scheduled.splice(0)) task();
+  };
+  return { queue, commits, failing, tick };
+}
+
+const state = (promise: Promise<unknown>): Promise<string> =>
+  Promise.race([promise.then(() => 'resolved', (error: Error) => `rejected: ${error.message}`), new Promise<string>((done) => setImmediate(() => done('pending')))]);
+
+describe('createWriteQueue', () => {
+  it('should commit every write of one tick as one batch, in order', async () => {
+    const { queue, commits, tick } = manualQueue('sync');
+    queue.push(1);
+    queue.push(2);
+    const done = queue.flush();
+    expect(await state(done)).toBe('pending');
+    tick();
+    expect(commits.map((c) => c.ops)).toEqual([[1, 2]]);
+    expect(await state(done)).toBe('resolved');
+    expect(await state(queue.flush())).toBe('resolved');
+  });
+
+  it('should commit at once on commitNow, leaving nothing for the scheduled task', () => {
+    const { queue, commits, tick } = manualQueue('sync');
+    queue.push(1);
+    queue.commitNow();
+    tick();
+    expect(commits.map((c) => c.ops)).toEqual([[1]]);
+  });
+
+  it('should fail only the batch whose commit failed', async () => {
+    const { queue, failing, tick } = manualQueue('sync');
+    failing.add(2);
+    queue.push(1);
+    queue.push(2);
+    const first = lastValueFrom(queue.committed(), { defaultValue: undefined });
+    tick();
+    expect(await state(first)).toBe('rejected: batch 1,2 failed');
+    queue.push(3);
+    const second = queue.flush();
+    tick();
+    expect(await state(second)).toBe('resolved');
+  });
+
+  it('should start an asynchronous batch only after the one before it settled', async () => {
+    const { queue, commits, tick } = manualQueue('async');
+    queue.push(1);
+    tick();
+    queue.push(2);
+    const second = queue.flush();
+    tick();
+    queue.push(3);
+    const third = queue.flush();
+    tick();
+    expect(commits.map((c) => c.ops)).toEqual([[1]]);
+    // Waiting on a batch in flight: committed() covers it, not only the open one.
+    const inFlight = queue.flush();
+    commits[0]?.settle();
+    await state(second);
+    expect(commits.map((c) => c.ops)).toEqual([[1], [2]]);
+    commits[1]?.settle(new Error('network'));
+    expect(await state(second)).toBe('rejected: network');
+    await state(third);
+    expect(commits.map((c) => c.ops)).toEqual([[1], [2], [3]]);
+    expect(await state(inFlight)).toBe('pending');
+    commits[2]?.settle();
+    expect(await state(third)).toBe('resolved');
+    expect(await state(inFlight)).toBe('resolved');
+  });
+});
