@@ -74,6 +74,7 @@ export {
   type ToolList,
 } from './sessions/session.js';
 export { finalTextOf } from './sessions/run-handle.js';
+export { continueWith, denyWith, editCall, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
 export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';

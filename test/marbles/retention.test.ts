@@ -55,7 +55,7 @@ describe('createStepwise retention', () => {
     m.scheduler.schedule(() => expect(ids(rt)).toEqual(['c1', 'd', 'e']), 7);
   }));
 
-  it('should keep every session by default', () => {
+  it('should keep at most 1000 sessions by default, with no idle expiry', () => {
     const rt = createTestRuntime({ responses: [{ text: 'one' }] });
     for (let i = 0; i < 1000; i += 1) rt.sw.sessions.open();
     expect(rt.sw.sessions.list()).toHaveLength(1000);
