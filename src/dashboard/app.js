@@ -6,6 +6,7 @@ import { createBanner } from './banner.js';
 import { createConversationList } from './conversations.js';
 import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
+import { createProfilePicker } from './profiles.js';
 import { convFromHash, navigate, newConvId } from './routing.js';
 import { connectConversation } from './socket.js';
 import { createTimeline } from './timeline.js';
@@ -49,6 +50,7 @@ const state = {
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
+const profiles = createProfilePicker(byTestId('profile-picker-label'), byTestId('profile-picker'), { chat: api.chat });
 const banner = createBanner(ui.banner);
 const showError = banner.show;
 const clearError = banner.clear;
@@ -62,6 +64,7 @@ async function refreshConversations() {
     const reply = await api.listConversations();
     conversations.set(reply.conversations);
     const current = state.convId && conversations.find(state.convId);
+    profiles.refresh(current);
     if (current) {
       setRunning(Boolean(current.running) || (state.timeline?.running ?? false));
       if (!state.stepBusy) ui.stepToggle.checked = Boolean(current.step_mode);
@@ -119,6 +122,7 @@ function onFrame(event) {
   state.timeline.apply(event);
   switch (event.type) {
     case 'run.start':
+      profiles.lock();
       setRunning(true);
       fillPrompts();
       refreshConversations();
@@ -178,6 +182,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
   const known = convId && conversations.find(convId);
   if (!keepStepChoice) ui.stepToggle.checked = Boolean(known?.step_mode);
+  profiles.open(known);
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
   state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
   setRunning(false);
@@ -221,7 +226,7 @@ ui.composer.addEventListener('submit', async (submitEvent) => {
   ui.send.disabled = true;
   state.timeline.expectPrompt(prompt);
   try {
-    await api.chat(body);
+    await profiles.chat(body);
     ui.prompt.value = '';
     clearError();
   } catch (failure) {
@@ -275,6 +280,7 @@ ui.tokenForm.addEventListener('submit', (submitEvent) => {
   ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
   clearError();
   refreshConversations();
+  profiles.load();
   selectConversation(state.convId);
 });
 
@@ -284,6 +290,7 @@ ui.tokenInput.value = getToken();
 ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
 selectConversation(convFromHash());
 refreshConversations();
+profiles.load();
 
 // For people poking at the page from devtools, and for tests that need to look inside.
 window.__stepwise = {
