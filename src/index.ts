@@ -63,6 +63,7 @@ export { createToolExecutor, ToolTimeoutError, type ToolExecutor, type ToolExecu
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
 export {
   RunInProgressError,
+  SessionClosedError,
   SessionStartedError,
   UnknownToolsError,
   type RunHandle,

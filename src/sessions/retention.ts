@@ -2,15 +2,17 @@ import type { SchedulerLike, Subscription } from 'rxjs';
 
 /**
  * When a runtime closes finished sessions (`sessions.close`: their turns and buffered events go).
- * A running or paused session is never closed; a session counts as idle from its creation until
- * its first run, and again from the end of each run.
+ * Never closed: a running or paused session, and one that someone watches live (a dashboard's
+ * WebSocket, a run's `events$`), which would otherwise lose its stream. A session counts as idle
+ * from its creation until its first run, and again from the end of each run.
  */
 export interface RetentionConfig {
-  /** Close a session after this long idle. Default `Infinity`: never by time. */
+  /** Close a session after this long idle (a watched one is looked at again after as long). Default `Infinity`: never by time. */
   readonly idleMs?: number;
   /**
-   * Most sessions kept; opening or finishing one beyond it closes the longest idle ones until the count
-   * fits (running ones still count, so the total may exceed it while they run). Default 1000.
+   * Most sessions kept: opening one, or a run ending, beyond it closes the longest idle ones until
+   * the count fits (sessions that may not be closed still count, so the total may exceed it while
+   * they run). Default 1000.
    */
   readonly maxSessions?: number;
 }
@@ -20,17 +22,17 @@ export const DEFAULT_RETENTION = Object.freeze({ idleMs: Number.POSITIVE_INFINIT
 export interface RetentionPorts {
   /** Virtual in marble tests: idle deadlines are its timers. */
   readonly scheduler: SchedulerLike;
-  /** How many sessions the runtime holds now. */
-  readonly count: () => number;
   /** Closes a session; it calls `forget` for it. */
   readonly close: (convId: string) => boolean;
+  /** Whether someone follows the conversation live. */
+  readonly isWatched: (convId: string) => boolean;
 }
 
 /** The runtime's bookkeeping of idle sessions. */
 export interface Retention {
   /** A session started a run (`running`) or became idle (created, or its run ended). */
   observe(convId: string, running: boolean): void;
-  /** Closes the longest idle sessions until `total` sessions fit under `maxSessions`. */
+  /** Closes the longest idle, unwatched sessions until `total` sessions fit under `maxSessions`. */
   makeRoom(total: number): void;
   /** The session was closed: drop its entry and timer. */
   forget(convId: string): void;
@@ -58,26 +60,33 @@ export function createRetention(ports: RetentionPorts, config: RetentionConfig =
     idle.delete(convId);
   };
 
-  const makeRoom = (total: number): void => {
-    let count = total;
-    while (count > maxSessions) {
-      const oldest = idle.keys().next();
-      if (oldest.done) return;
-      forget(oldest.value);
-      ports.close(oldest.value);
-      count -= 1;
-    }
+  const close = (convId: string): void => {
+    forget(convId);
+    ports.close(convId);
+  };
+
+  // A watched session's clock starts over: it is closed only after idleMs that nobody watched it.
+  const arm = (convId: string): void => {
+    const timer = Number.isFinite(idleMs)
+      ? ports.scheduler.schedule(() => (ports.isWatched(convId) ? (forget(convId), arm(convId)) : close(convId)), idleMs)
+      : undefined;
+    idle.set(convId, timer);
   };
 
   return {
     observe: (convId, running) => {
       forget(convId);
-      if (running) return;
-      const timer = Number.isFinite(idleMs) ? ports.scheduler.schedule(() => ports.close(convId), idleMs) : undefined;
-      idle.set(convId, timer);
-      makeRoom(ports.count());
+      if (!running) arm(convId);
     },
-    makeRoom,
+    makeRoom: (total) => {
+      let excess = total - maxSessions;
+      for (const convId of [...idle.keys()]) {
+        if (excess <= 0) return;
+        if (ports.isWatched(convId)) continue;
+        close(convId);
+        excess -= 1;
+      }
+    },
     forget,
     dispose: () => {
       for (const convId of [...idle.keys()]) forget(convId);

@@ -128,14 +128,16 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     engine.forget?.(convId);
     return true;
   };
-  const retention = createRetention({ scheduler, count: () => sessions.size, close }, config.retention);
+  const retention = createRetention({ scheduler, close, isWatched: hub.isWatched }, config.retention);
   const settings: SessionSettings = {
     loop,
     views: { hub, controller },
     toolsFor,
     engineFor,
     onActivity: (session) => {
-      if (sessions.get(session.conv_id) === session) retention.observe(session.conv_id, session.running);
+      if (sessions.get(session.conv_id) !== session) return;
+      retention.observe(session.conv_id, session.running);
+      if (!session.running) retention.makeRoom(sessions.size);
     },
     ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }),
   };

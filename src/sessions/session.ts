@@ -60,6 +60,14 @@ export class SessionStartedError extends Error {
   }
 }
 
+export class SessionClosedError extends Error {
+  override readonly name = 'SessionClosedError';
+  readonly code = 'session_closed';
+  constructor(readonly conv_id: string) {
+    super(`conversation ${conv_id} was closed (sessions.close or retention): open it again to start a new session`);
+  }
+}
+
 export class UnknownToolsError extends Error {
   override readonly name = 'UnknownToolsError';
   readonly code = 'unknown_tools';
@@ -91,6 +99,7 @@ export interface Session extends SessionIdentity {
   configure(choices: SessionChoices): void;
   /** Cancels the active run; false when none was running. */
   cancel(): boolean;
+  /** Cancels the active run; the session starts no run after it ({@link SessionClosedError}). */
   dispose(): void;
 }
 
@@ -121,6 +130,9 @@ interface ResolvedChoices {
   readonly defaults: RunOverrides;
 }
 
+/** A session that chose nothing: shared, since a server holds many such sessions. */
+const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) });
+
 /** The run's overrides over the session's defaults, field by field; an unset field keeps the default. */
 function mergeOverrides(defaults: RunOverrides, overrides: RunOverrides): RunOverrides {
   const merged: Record<string, unknown> = { ...defaults };
@@ -147,7 +159,8 @@ class LoopSession implements Session {
   profile?: string;
   private readonly finished: Turn[] = [];
   private active: ActiveRun | undefined;
-  private chosen: ResolvedChoices = { defaults: {} };
+  private chosen: ResolvedChoices = NO_CHOICES;
+  private closed = false;
 
   constructor(
     private readonly ports: LoopPorts,
@@ -169,20 +182,23 @@ class LoopSession implements Session {
     return active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished];
   }
 
-  configure({ engine, tools, profile, defaults = {} }: SessionChoices): void {
+  configure({ engine, tools, profile, defaults }: SessionChoices): void {
+    if (this.closed) throw new SessionClosedError(this.conv_id);
     if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
     const { settings } = this;
-    this.chosen = {
-      defaults,
+    const nothing = !engine && !tools && !defaults;
+    this.chosen = nothing ? NO_CHOICES : {
+      defaults: defaults ?? {},
       ...(engine ? { engine: settings.engineFor(engine) } : {}),
       ...(tools ? { tools: settings.toolsFor(tools) } : {}),
     };
-    if (profile === undefined) delete this.profile;
-    else this.profile = profile;
+    // Assigned, never deleted: `delete` would turn every session object into a slow, larger dictionary.
+    this.profile = profile;
   }
 
   start(input: StartRunInput): RunHandle {
     const { ports, settings, chosen } = this;
+    if (this.closed) throw new SessionClosedError(this.conv_id);
     if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
     const overrides = mergeOverrides(chosen.defaults, input.overrides ?? {});
     const engine = input.engine ? settings.engineFor(input.engine) : chosen.engine;
@@ -240,6 +256,7 @@ class LoopSession implements Session {
   }
 
   dispose(): void {
+    this.closed = true;
     this.active?.cancel$.next();
     this.active?.subscription?.unsubscribe();
     this.active = undefined;

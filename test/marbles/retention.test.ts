@@ -1,4 +1,5 @@
 import { marbles } from 'rxjs-marbles/jest';
+import { SessionClosedError } from '../../src/index.js';
 import { callEcho, createTestRuntime } from './helpers.js';
 
 const ids = (rt: ReturnType<typeof createTestRuntime>): string[] => rt.sw.sessions.list().map((s) => s.conv_id);
@@ -54,6 +55,37 @@ describe('createStepwise retention', () => {
     m.scheduler.schedule(() => sessions.open({ conv_id: 'e' }), 6);
     m.scheduler.schedule(() => expect(ids(rt)).toEqual(['c1', 'd', 'e']), 7);
   }));
+
+  it('should never close the session it is opening, even when every other one is busy', marbles((m) => {
+    const rt = createTestRuntime({ responses: [{ text: 'slow', delay_ms: 100 }, { text: 'x' }], retention: { maxSessions: 1 } });
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'go' }), 0);
+    m.scheduler.schedule(() => {
+      const opened = rt.sw.sessions.open({ conv_id: 'new' });
+      expect(ids(rt)).toEqual(['c1', 'new']);
+      opened.start({ prompt: 'hi' });
+    }, 1);
+    // c1's run ends at 100: the longest idle session then is c1 itself, and one is the limit.
+    m.scheduler.schedule(() => expect(ids(rt)).toEqual(['new']), 101);
+  }));
+
+  it('should not close a session someone watches live, and close it once they stop', marbles((m) => {
+    const rt = createTestRuntime({ responses: [{ text: 'one' }], retention: { idleMs: 10, maxSessions: 1 } });
+    const watching = rt.sw.hub.conversation$('c1').subscribe();
+    m.scheduler.schedule(() => rt.sw.sessions.open({ conv_id: 'other' }), 1);
+    // Over the limit, but c1 is watched: `other`, the only closable one, is kept as the one just opened.
+    m.scheduler.schedule(() => expect(ids(rt)).toEqual(['c1', 'other']), 2);
+    m.scheduler.schedule(() => expect(ids(rt)).toEqual(['c1']), 12);
+    m.scheduler.schedule(() => watching.unsubscribe(), 15);
+    // c1's idle clock started over at 10 (watched then), so it goes at 20.
+    m.scheduler.schedule(() => expect(ids(rt)).toEqual(['c1']), 19);
+    m.scheduler.schedule(() => expect(ids(rt)).toEqual([]), 21);
+  }));
+
+  it('should refuse to start a run on a closed session', () => {
+    const rt = createTestRuntime({ responses: [{ text: 'one' }] });
+    rt.sw.sessions.close('c1');
+    expect(() => rt.session.start({ prompt: 'go' })).toThrow(SessionClosedError);
+  });
 
   it('should keep at most 1000 sessions by default, with no idle expiry', () => {
     const rt = createTestRuntime({ responses: [{ text: 'one' }] });
