@@ -61,16 +61,23 @@ export {
 export { defineTool, toTool, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
 export { createToolExecutor, ToolTimeoutError, type ToolExecutor, type ToolExecutorConfig, type ToolOutcome } from './tools/tool-executor.js';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
-export { type RunResult } from './sessions/run.js';
 export {
   RunInProgressError,
+  SessionClosedError,
+  SessionStartedError,
   UnknownToolsError,
   type RunHandle,
   type RunOverrides,
+  type RunResult,
   type Session,
+  type SessionChoices,
   type StartRunInput,
+  type ToolList,
 } from './sessions/session.js';
-export { createStepwise, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
+export { finalTextOf } from './sessions/run-handle.js';
+export { continueWith, denyWith, editCall, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
+export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
+export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
 export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';
 export { createAnthropicEngine, ANTHROPIC_DEFAULTS, type AnthropicEngineConfig } from './engines/anthropic.js';

@@ -7,6 +7,7 @@ import { createConversationList } from './conversations.js';
 import { createEngineInfo } from './engine.js';
 import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
+import { createProfilePicker } from './profiles.js';
 import { convFromHash, navigate, newConvId } from './routing.js';
 import { connectConversation } from './socket.js';
 import { createStepToggle } from './step-toggle.js';
@@ -53,6 +54,7 @@ const eventLog = createEventLog(ui.eventLog, ui.frameCount);
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
 const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
+const profiles = createProfilePicker(byTestId('profile-picker-label'), byTestId('profile-picker'), { chat: api.chat });
 const banner = createBanner(ui.banner);
 const showError = banner.show;
 const clearError = banner.clear;
@@ -76,6 +78,7 @@ async function refreshConversations() {
     const reply = await api.listConversations();
     conversations.set(reply.conversations);
     const current = state.convId && conversations.find(state.convId);
+    profiles.refresh(current);
     if (current) {
       setRunning(Boolean(current.running) || (state.timeline?.running ?? false));
       stepToggle.show(current.step_mode);
@@ -135,6 +138,7 @@ function onFrame(event) {
   state.timeline.apply(event);
   switch (event.type) {
     case 'run.start':
+      profiles.lock();
       setRunning(true);
       fillPrompts();
       refreshConversations();
@@ -194,6 +198,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
   const known = convId && conversations.find(convId);
   if (!keepStepChoice) stepToggle.show(known?.step_mode);
+  profiles.open(known);
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
   state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
   setRunning(false);
@@ -240,7 +245,7 @@ ui.composer.addEventListener('submit', async (submitEvent) => {
   ui.send.disabled = true;
   state.timeline.expectPrompt(prompt);
   try {
-    await api.chat(body);
+    await profiles.chat(body);
     ui.prompt.value = '';
     clearError();
   } catch (failure) {
@@ -276,6 +281,7 @@ ui.tokenForm.addEventListener('submit', (submitEvent) => {
   ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
   clearError();
   refreshConversations();
+  profiles.load();
   selectConversation(state.convId);
 });
 
@@ -285,6 +291,7 @@ ui.tokenInput.value = getToken();
 ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
 selectConversation(convFromHash());
 refreshConversations();
+profiles.load();
 
 // For people poking at the page from devtools, and for tests that need to look inside.
 window.__stepwise = {

@@ -9,7 +9,8 @@ import { createFrameEncoder } from './frame-encoder.js';
 import { chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
 import { debugRoutes } from './routes-debug.js';
-import type { Profile } from './profiles.js';
+import { createProfileTable, type Profile } from './profiles.js';
+import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
 import { createUpgradeHandler } from './ws-upgrade.js';
@@ -48,6 +49,8 @@ const BODY_LIMIT = 1024 * 1024;
 const ROUTES: readonly (readonly [string, string])[] = [
   ['/chat', 'POST'],
   ['/chat/cancel', 'POST'],
+  ['/chat/:profile', 'POST'],
+  ['/profiles', 'GET'],
   ['/conversations', 'GET'],
   ['/conversations/:conv_id', 'GET'],
   ['/hydrate', 'GET'],
@@ -63,7 +66,8 @@ export function createServer(options: ServerOptions): StepwiseServer {
   const stepwise = createStepwise(options.runtime);
   // Subscribed before any client, so it sees every event first and in hub order.
   const encoder = createFrameEncoder(stepwise.hub, { retain: 2 * (options.runtime.bufferSize ?? 1000) + 100 });
-  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false };
+  const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
+  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles };
   const tokens: TokenTable = options.tokens ?? new Map();
   const app = buildApp(context, tokens, options);
   const http = createHttpServer(app);
@@ -104,9 +108,9 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
     res.json({ ok: true });
   });
   app.use(dashboardRoutes(options.dashboardDir));
-  app.use(['/chat', '/conversations', '/hydrate', '/debug'], requireCaller(tokens));
+  app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
-  app.use(chatRoutes(context), conversationRoutes(context), debugRoutes(context));
+  app.use(chatRoutes(context), conversationRoutes(context), debugRoutes(context), profileRoutes(context));
   app.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
   });

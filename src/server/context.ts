@@ -4,6 +4,7 @@ import type { Stepwise } from '../sessions/runtime.js';
 import { mayAccess, type Caller } from './auth.js';
 import { forbidden, HttpError, notFound } from './errors.js';
 import type { FrameEncoder } from './frame-encoder.js';
+import type { ProfileTable } from './profiles.js';
 
 /** What every route needs: the runtime, the frame encoder and the server's switches. */
 export interface ServerContext {
@@ -11,6 +12,8 @@ export interface ServerContext {
   readonly encoder: FrameEncoder;
   /** SPEC §2 debug mode: `/debug/*` and step mode exist only when on. */
   readonly debug: boolean;
+  /** SPEC §9 profiles by slug; empty when the server has none. */
+  readonly profiles: ProfileTable;
 }
 
 export const CONV_ID = /^[A-Za-z0-9_-]{1,128}$/;

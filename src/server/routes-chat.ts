@@ -1,9 +1,10 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { RunInProgressError } from '../sessions/session.js';
-import { callerFrom } from './auth.js';
+import { RunInProgressError, type Session } from '../sessions/session.js';
+import { callerFrom, type Caller } from './auth.js';
 import { assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
-import { HttpError, invalidRequest, parseOr400 } from './errors.js';
+import { HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
+import { forbiddenOverrides, PROFILE_OVERRIDES, profileChoices, toolsOutside, type Profile } from './profiles.js';
 
 const chatSchema = z.object({
   prompt: z.string().min(1, 'prompt must be a non-empty string'),
@@ -20,7 +21,9 @@ const chatSchema = z.object({
 
 const cancelSchema = z.object({ conv_id: convIdSchema });
 
-/** `POST /chat` and `POST /chat/cancel`. */
+type ChatBody = z.infer<typeof chatSchema>;
+
+/** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (SPEC §9). */
 export function chatRoutes(context: ServerContext): Router {
   const router = Router();
   router.post('/chat', (req, res) => startChat(context, req, res));
@@ -29,20 +32,23 @@ export function chatRoutes(context: ServerContext): Router {
     const session = ownedSession(context, callerFrom(res), conv_id);
     res.json({ ok: true, cancelled: session.cancel() });
   });
+  // After /chat/cancel, which keeps its meaning: no profile may be called `cancel`.
+  router.post('/chat/:profile', (req, res) => startChat(context, req, res, req.params['profile']));
   return router;
 }
 
-function startChat(context: ServerContext, req: Request, res: Response): void {
+function startChat(context: ServerContext, req: Request, res: Response, slug?: string): void {
   const body = parseOr400(chatSchema, req.body);
   const caller = callerFrom(res);
-  const { sessions, registry, controller } = context.stepwise;
+  const { registry, controller } = context.stepwise;
   const overrides = body.overrides ?? {};
-  const existing = body.conv_id === undefined ? undefined : sessions.get(body.conv_id);
-  if (existing) assertOwner(caller, existing);
+  const existing = existingSession(context, caller, body);
+  const profile = profileOf(context, existing, slug);
   if (overrides.step_mode === true && !context.debug) {
     throw new HttpError(403, 'debug_disabled', 'step mode needs debug mode (start the server with --debug)');
   }
   // Checked before the conversation is created, so a refused request leaves nothing behind.
+  assertOverridesAllowed(profile, overrides);
   const unknown = overrides.tools ? registry.unknown(overrides.tools) : [];
   if (unknown.length > 0) {
     throw invalidRequest(
@@ -50,7 +56,8 @@ function startChat(context: ServerContext, req: Request, res: Response): void {
       `unknown tool names: ${unknown.join(', ')} (known: ${registry.names().join(', ') || 'none'})`,
     );
   }
-  const session = existing ?? sessions.open({ ...(body.conv_id ? { conv_id: body.conv_id } : {}), ...(caller.user ? { owner: caller.user } : {}) });
+  assertToolsOffered(profile, overrides.tools ?? []);
+  const session = openSession(context, caller, body, existing, profile);
   const identity = { conv_id: session.conv_id, session_id: session.session_id };
   if (session.running) throw runInProgress(identity);
   if (overrides.step_mode === true) controller.enable(session.session_id);
@@ -69,6 +76,75 @@ function startChat(context: ServerContext, req: Request, res: Response): void {
     if (error instanceof RunInProgressError) throw runInProgress(identity);
     throw error;
   }
+}
+
+function existingSession(context: ServerContext, caller: Caller, body: ChatBody): Session | undefined {
+  const existing = body.conv_id === undefined ? undefined : context.stepwise.sessions.get(body.conv_id);
+  if (existing) assertOwner(caller, existing);
+  return existing;
+}
+
+/**
+ * The profile a chat runs with: the one named in the path, else the conversation's. A conversation
+ * keeps its profile: naming another one is 409 `profile_mismatch`, and so is naming one for a
+ * conversation that already ran without. A conversation that never ran (joined over the
+ * WebSocket before its first chat) takes the profile it is first started with.
+ */
+function profileOf(context: ServerContext, existing: Session | undefined, slug: string | undefined): Profile | undefined {
+  if (slug === undefined) return existing?.profile === undefined ? undefined : context.profiles.get(existing.profile);
+  const profile = context.profiles.get(slug);
+  if (!profile) {
+    const known = [...context.profiles.keys()].join(', ') || 'none';
+    throw notFound(`no profile "${slug}" (known: ${known})`, 'unknown_profile');
+  }
+  const started = existing !== undefined && (existing.running || existing.turns().length > 0);
+  if (existing && existing.profile !== slug && (existing.profile !== undefined || started)) {
+    const current = existing.profile ?? null;
+    throw new HttpError(
+      409,
+      'profile_mismatch',
+      `conversation ${existing.conv_id} ${current === null ? 'started without a profile' : `has profile "${current}"`}; it keeps it (start a new conversation for "${slug}")`,
+      { conv_id: existing.conv_id, profile: current, requested: slug },
+    );
+  }
+  return profile;
+}
+
+/** 403 `overrides_forbidden` for overrides the profile does not allow. */
+function assertOverridesAllowed(profile: Profile | undefined, overrides: NonNullable<ChatBody['overrides']>): void {
+  if (!profile) return;
+  const requested = PROFILE_OVERRIDES.filter((name) => overrides[name] !== undefined);
+  const forbidden = forbiddenOverrides(profile, requested);
+  if (forbidden.length > 0) {
+    throw new HttpError(403, 'overrides_forbidden', `profile "${profile.slug}" does not allow the overrides: ${forbidden.join(', ')}`, {
+      profile: profile.slug,
+      overrides: forbidden,
+    });
+  }
+}
+
+/** 403 `overrides_forbidden` for known tools beyond the profile's own: a run may narrow its list, not widen it. */
+function assertToolsOffered(profile: Profile | undefined, tools: readonly string[]): void {
+  const outside = toolsOutside(profile, tools);
+  if (profile && outside.length > 0) {
+    throw new HttpError(403, 'overrides_forbidden', `profile "${profile.slug}" does not offer the tools: ${outside.join(', ')}`, {
+      profile: profile.slug,
+      tools: outside,
+    });
+  }
+}
+
+/** The conversation's session: created with the profile, or an unstarted one taking it now. */
+function openSession(context: ServerContext, caller: Caller, body: ChatBody, existing: Session | undefined, profile: Profile | undefined): Session {
+  if (existing) {
+    if (profile && existing.profile !== profile.slug) existing.configure(profileChoices(profile));
+    return existing;
+  }
+  return context.stepwise.sessions.open({
+    ...(body.conv_id ? { conv_id: body.conv_id } : {}),
+    ...(caller.user ? { owner: caller.user } : {}),
+    ...(profile ? profileChoices(profile) : {}),
+  });
 }
 
 function runInProgress(identity: { conv_id: string; session_id: string }): HttpError {

@@ -35,6 +35,7 @@ export function conversationRoutes(context: ServerContext): Router {
         running: session.running,
         step_mode: controller.isEnabled(session.session_id),
         created_at: session.created_at,
+        profile: session.profile ?? null,
       }));
     res.json({ conversations });
   });
@@ -47,6 +48,7 @@ export function conversationRoutes(context: ServerContext): Router {
       session_id: session.session_id,
       running: session.running,
       step_mode: controller.isEnabled(session.session_id),
+      profile: session.profile ?? null,
       turns: session.turns().map((turn) => ({ id: turn.id, blocks: turn.blocks })),
       pending_pauses: controller.pending(session.session_id),
     });

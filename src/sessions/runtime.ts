@@ -1,21 +1,22 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
 import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/engine.js';
-import type { LoopPorts } from '../operators/loop-state.js';
+import type { LoopPorts, RunTools } from '../operators/loop-state.js';
 import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, type EventHub } from '../streams/event-hub.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
-import type { Tool, ToolDefinition, ToolErrorPolicy } from '../tools/define-tool.js';
+import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
-import { createSession, type Session } from './session.js';
+import { createRetention, type RetentionConfig } from './retention.js';
+import { createSession, type Session, type SessionChoices, type SessionSettings, type ToolList } from './session.js';
 
 export interface StepwiseConfig {
   readonly engine: Engine;
   /** `[A, B, C]`: A wraps B wraps C wraps the engine. Default none. */
   readonly middlewares?: readonly EngineMiddleware[];
-  readonly tools?: readonly (Tool | ToolDefinition)[];
+  readonly tools?: ToolList;
   /** Default asyncScheduler; a TestScheduler's in marble tests. */
   readonly scheduler?: SchedulerLike;
   /** Default random ids. */
@@ -41,9 +42,17 @@ export interface StepwiseConfig {
   /** Frames kept per conversation for replay. Default 1000. */
   readonly bufferSize?: number;
   readonly onSnapshot?: SnapshotHook;
+  /**
+   * When finished sessions are closed (their turns and buffered events freed). Default
+   * `{ idleMs: Infinity, maxSessions: 1000 }`: never by time, since a server's user expects a
+   * conversation to be there when they come back to it, but at most 1000 kept, so a long-lived
+   * server's memory stays bounded; past that the longest idle ones go first. See {@link RetentionConfig}.
+   */
+  readonly retention?: RetentionConfig;
 }
 
-export interface OpenSessionOptions {
+/** Options for a new session; they apply only when `open` creates it (see `Session.configure`). */
+export interface OpenSessionOptions extends SessionChoices {
   readonly conv_id?: string;
   readonly owner?: string;
 }
@@ -56,6 +65,7 @@ export interface SessionRegistry {
   list(): Session[];
   /** Cancels the conversation's run, switches its step mode off and drops it and its buffered events. */
   close(convId: string): boolean;
+  /** Cancels every run and closes every session. */
   dispose(): void;
 }
 
@@ -82,18 +92,20 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       ...(config.timeoutAction === undefined ? {} : { timeoutAction: config.timeoutAction }),
     },
   );
-  const registry = createToolRegistry(config.tools ?? []);
-  const executor = createToolExecutor(
-    registry,
-    {
-      ...(config.toolTimeoutMs === undefined ? {} : { timeoutMs: config.toolTimeoutMs }),
-      ...(config.toolPolicy === undefined ? {} : { policy: config.toolPolicy }),
-      ...(config.toolMaxRetries === undefined ? {} : { maxRetries: config.toolMaxRetries }),
-      ...(config.toolRetryBaseDelayMs === undefined ? {} : { retryBaseDelayMs: config.toolRetryBaseDelayMs }),
-    },
-    scheduler,
-  );
-  const engine = withMiddlewares(config.engine, config.middlewares ?? []);
+  const executorConfig = {
+    ...(config.toolTimeoutMs === undefined ? {} : { timeoutMs: config.toolTimeoutMs }),
+    ...(config.toolPolicy === undefined ? {} : { policy: config.toolPolicy }),
+    ...(config.toolMaxRetries === undefined ? {} : { maxRetries: config.toolMaxRetries }),
+    ...(config.toolRetryBaseDelayMs === undefined ? {} : { retryBaseDelayMs: config.toolRetryBaseDelayMs }),
+  };
+  // The same settings for the runtime's tools and for a session's or run's own.
+  const toolsFor = (tools: ToolList): RunTools => {
+    const toolRegistry = createToolRegistry(tools);
+    return { registry: toolRegistry, executor: createToolExecutor(toolRegistry, executorConfig, scheduler) };
+  };
+  const engineFor = (engine: Engine): Engine => withMiddlewares(engine, config.middlewares ?? []);
+  const { registry, executor } = toolsFor(config.tools ?? []);
+  const engine = engineFor(config.engine);
   const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids };
   // One loop for every run: its operators keep their state inside each subscription.
   const loop = toolLoop(ports, {
@@ -101,22 +113,36 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
   });
-  const settings = { loop, ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }) };
 
   const sessions = new Map<string, Session>();
   let disposed = false;
   const close = (convId: string): boolean => {
     const session = sessions.get(convId);
     if (!session) return false;
+    // Out of the map first: a run ended by this close reports activity for a session already gone.
+    sessions.delete(convId);
+    retention.forget(convId);
     session.dispose();
     controller.disable(session.session_id);
-    sessions.delete(convId);
     hub.forget(convId);
     engine.forget?.(convId);
     return true;
   };
+  const retention = createRetention({ scheduler, close, isWatched: hub.isWatched }, config.retention);
+  const settings: SessionSettings = {
+    loop,
+    views: { hub, controller },
+    toolsFor,
+    engineFor,
+    onActivity: (session) => {
+      if (sessions.get(session.conv_id) !== session) return;
+      retention.observe(session.conv_id, session.running);
+      if (!session.running) retention.makeRoom(sessions.size);
+    },
+    ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }),
+  };
   const registryOfSessions: SessionRegistry = {
-    open: ({ conv_id, owner } = {}) => {
+    open: ({ conv_id, owner, ...choices } = {}) => {
       if (disposed) throw new Error('this stepwise runtime was disposed');
       const existing = conv_id === undefined ? undefined : sessions.get(conv_id);
       if (existing) return existing;
@@ -126,8 +152,11 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         created_at: scheduler.now(),
         ...(owner === undefined ? {} : { owner }),
       };
-      const session = createSession(ports, identity, settings);
+      const session = createSession(ports, identity, settings, choices);
+      // Room is made before the new session counts, so it is never the one evicted.
+      retention.makeRoom(sessions.size + 1);
       sessions.set(identity.conv_id, session);
+      retention.observe(identity.conv_id, false);
       return session;
     },
     get: (convId) => sessions.get(convId),
@@ -135,6 +164,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     close,
     dispose: () => {
       for (const convId of [...sessions.keys()]) close(convId);
+      retention.dispose();
     },
   };
 

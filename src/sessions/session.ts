@@ -1,7 +1,15 @@
-import { AsyncSubject, Subject, firstValueFrom, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
+import type { Engine } from '../core/engine.js';
 import type { Block, Turn } from '../core/turns.js';
-import type { LoopPorts, LoopState } from '../operators/loop-state.js';
-import { createRun$, type RunResult } from './run.js';
+import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
+import type { Tool, ToolDefinition } from '../tools/define-tool.js';
+import { createRun$ } from './run.js';
+import { LoopRunHandle, type RunHandle, type RunViews } from './run-handle.js';
+
+export type { RunHandle, RunResult } from './run-handle.js';
+
+/** Tools as `createStepwise` takes them: built with `defineTool`, or plain definitions. */
+export type ToolList = readonly (Tool | ToolDefinition)[];
 
 /** Per-run choices (the `/chat` overrides). */
 export interface RunOverrides {
@@ -13,15 +21,24 @@ export interface RunOverrides {
 
 export interface StartRunInput {
   readonly prompt: string;
+  /** Field by field over the session's `defaults`. */
   readonly overrides?: RunOverrides;
+  /** This run's engine instead of the session's (wrapped by the runtime's middlewares). */
+  readonly engine?: Engine;
+  /** This run's tools instead of the session's. */
+  readonly tools?: ToolList;
 }
 
-export interface RunHandle {
-  readonly inference_id: string;
-  readonly turn_id: string;
-  /** The result, also for late subscribers (an AsyncSubject: one value, kept after completion). */
-  readonly result$: Observable<RunResult>;
-  result(): Promise<RunResult>;
+/** What a session may choose for itself instead of the runtime's: `sessions.open` and `configure`. */
+export interface SessionChoices {
+  /** The session's engine (wrapped by the runtime's middlewares). Default: the runtime's. */
+  readonly engine?: Engine;
+  /** The session's own tools (run with the runtime's executor settings). Default: the runtime's. */
+  readonly tools?: ToolList;
+  /** The name of the preset these choices came from (a server profile's slug); shown, never interpreted. */
+  readonly profile?: string;
+  /** Overrides applied to every run of the session unless the run sets its own. Default none. */
+  readonly defaults?: RunOverrides;
 }
 
 export class RunInProgressError extends Error {
@@ -32,6 +49,22 @@ export class RunInProgressError extends Error {
     readonly session_id: string,
   ) {
     super(`conversation ${conv_id} already has a run in progress`);
+  }
+}
+
+export class SessionStartedError extends Error {
+  override readonly name = 'SessionStartedError';
+  readonly code = 'session_started';
+  constructor(readonly conv_id: string) {
+    super(`conversation ${conv_id} has already run: its engine, tools and profile are fixed`);
+  }
+}
+
+export class SessionClosedError extends Error {
+  override readonly name = 'SessionClosedError';
+  readonly code = 'session_closed';
+  constructor(readonly conv_id: string) {
+    super(`conversation ${conv_id} was closed (sessions.close or retention): open it again to start a new session`);
   }
 }
 
@@ -54,11 +87,19 @@ export interface SessionIdentity {
 /** A conversation's one session: its turns, its single active run, cancel. */
 export interface Session extends SessionIdentity {
   readonly running: boolean;
+  /** The profile the session was opened with (see {@link SessionChoices}). */
+  readonly profile?: string;
   /** Finished turns, then the running turn as it stands. */
   turns(): Turn[];
   start(input: StartRunInput): RunHandle;
+  /**
+   * Sets the session's choices before its first run, e.g. a conversation joined over the WebSocket
+   * and then started with a profile. Throws {@link SessionStartedError} once it has run.
+   */
+  configure(choices: SessionChoices): void;
   /** Cancels the active run; false when none was running. */
   cancel(): boolean;
+  /** Cancels the active run; the session starts no run after it ({@link SessionClosedError}). */
   dispose(): void;
 }
 
@@ -66,10 +107,37 @@ export interface SessionSettings {
   /** The runtime's tool loop: built once, shared by every run of every session. */
   readonly loop: OperatorFunction<LoopState, LoopState>;
   readonly systemPrompt?: string;
+  /** Where run handles read their events and pauses. */
+  readonly views: RunViews;
+  /** A registry and executor for a session's (or run's) own tools, with the runtime's executor settings. */
+  readonly toolsFor: (tools: ToolList) => RunTools;
+  /** A session's (or run's) own engine, wrapped by the runtime's middlewares. */
+  readonly engineFor: (engine: Engine) => Engine;
+  /** Told when a run starts and when it ends (retention watches idle sessions). */
+  readonly onActivity?: (session: Session) => void;
 }
 
-export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings): Session {
-  return new LoopSession(ports, identity, settings);
+export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {
+  const session = new LoopSession(ports, identity, settings);
+  session.configure(choices);
+  return session;
+}
+
+/** The session's choices, resolved once: its engine wrapped, its tools built. */
+interface ResolvedChoices {
+  readonly engine?: Engine;
+  readonly tools?: RunTools;
+  readonly defaults: RunOverrides;
+}
+
+/** A session that chose nothing: shared, since a server holds many such sessions. */
+const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) });
+
+/** The run's overrides over the session's defaults, field by field; an unset field keeps the default. */
+function mergeOverrides(defaults: RunOverrides, overrides: RunOverrides): RunOverrides {
+  const merged: Record<string, unknown> = { ...defaults };
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
+  return merged as RunOverrides;
 }
 
 interface ActiveRun {
@@ -88,8 +156,11 @@ class LoopSession implements Session {
   readonly session_id: string;
   readonly created_at: number;
   readonly owner?: string;
+  profile?: string;
   private readonly finished: Turn[] = [];
   private active: ActiveRun | undefined;
+  private chosen: ResolvedChoices = NO_CHOICES;
+  private closed = false;
 
   constructor(
     private readonly ports: LoopPorts,
@@ -111,17 +182,35 @@ class LoopSession implements Session {
     return active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished];
   }
 
-  start({ prompt, overrides = {} }: StartRunInput): RunHandle {
-    const { ports, settings } = this;
+  configure({ engine, tools, profile, defaults }: SessionChoices): void {
+    if (this.closed) throw new SessionClosedError(this.conv_id);
+    if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
+    const { settings } = this;
+    const nothing = !engine && !tools && !defaults;
+    this.chosen = nothing ? NO_CHOICES : {
+      defaults: defaults ?? {},
+      ...(engine ? { engine: settings.engineFor(engine) } : {}),
+      ...(tools ? { tools: settings.toolsFor(tools) } : {}),
+    };
+    // Assigned, never deleted: `delete` would turn every session object into a slow, larger dictionary.
+    this.profile = profile;
+  }
+
+  start(input: StartRunInput): RunHandle {
+    const { ports, settings, chosen } = this;
+    if (this.closed) throw new SessionClosedError(this.conv_id);
     if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
-    const unknown = overrides.tools ? ports.registry.unknown(overrides.tools) : [];
+    const overrides = mergeOverrides(chosen.defaults, input.overrides ?? {});
+    const engine = input.engine ? settings.engineFor(input.engine) : chosen.engine;
+    const tools = input.tools ? settings.toolsFor(input.tools) : chosen.tools;
+    const unknown = overrides.tools ? (tools?.registry ?? ports.registry).unknown(overrides.tools) : [];
     if (unknown.length > 0) throw new UnknownToolsError(unknown);
     const turn_id = ports.ids.next('turn');
     const inference_id = ports.ids.next('inf');
     const systemPrompt = overrides.system_prompt ?? settings.systemPrompt;
     const system: Block[] = systemPrompt ? [{ id: `${this.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
     const cancel$ = new Subject<void>();
-    const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: prompt } };
+    const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: input.prompt } };
     const run = {
       conv_id: this.conv_id,
       session_id: this.session_id,
@@ -130,13 +219,18 @@ class LoopSession implements Session {
       history: [...system, ...this.finished.flatMap((turn) => turn.blocks)],
       ...(overrides.tools ? { allowedTools: new Set(overrides.tools) } : {}),
       ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
+      ...(engine ? { engine } : {}),
+      ...(tools ? { tools } : {}),
       cancel$,
     };
-    const result$ = new AsyncSubject<RunResult>();
+    const handle = new LoopRunHandle(inference_id, turn_id, this.conv_id, settings.views.hub.lastSeq(this.conv_id), settings.views);
     const current: ActiveRun = { turn_id, cancel$, blocks: [userBlock] };
     this.active = current;
+    settings.onActivity?.(this);
     const release = (): void => {
-      if (this.active === current) this.active = undefined;
+      if (this.active !== current) return;
+      this.active = undefined;
+      settings.onActivity?.(this);
     };
     current.subscription = createRun$(ports, settings.loop, run, userBlock, (blocks) => {
       current.blocks = blocks;
@@ -144,16 +238,15 @@ class LoopSession implements Session {
       next: (result) => {
         this.finished.push(result.turn);
         release();
-        result$.next(result);
-        result$.complete();
+        handle.settle(result);
       },
       // Only a programmer bug reaches here; free the session so it is not wedged.
       error: (error: unknown) => {
         release();
-        result$.error(error);
+        handle.fail(error);
       },
     });
-    return { inference_id, turn_id, result$: result$.asObservable(), result: () => firstValueFrom(result$) };
+    return handle;
   }
 
   cancel(): boolean {
@@ -163,8 +256,10 @@ class LoopSession implements Session {
   }
 
   dispose(): void {
+    this.closed = true;
     this.active?.cancel$.next();
     this.active?.subscription?.unsubscribe();
     this.active = undefined;
+    this.chosen.engine?.forget?.(this.conv_id);
   }
 }

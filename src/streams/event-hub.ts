@@ -31,6 +31,8 @@ export interface EventHub {
   /** A snapshot of the buffer after `sinceSeq`, at most `limit` frames (oldest first). */
   buffered(convId: string, sinceSeq?: number, limit?: number): BufferedFrames;
   lastSeq(convId: string): number;
+  /** Whether a live subscriber (`conversation$`, `replay$`: a dashboard's socket) follows the conversation now. */
+  isWatched(convId: string): boolean;
   /** Drops a conversation's buffer and sequence (when the conversation is deleted). */
   forget(convId: string): void;
 }
@@ -147,6 +149,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     replay$,
     buffered,
     lastSeq: (convId) => logs.get(convId)?.seq ?? 0,
+    isWatched: (convId) => (logs.get(convId)?.liveObservers ?? 0) > 0,
     forget: (convId) => {
       logs.delete(convId);
     },

@@ -24,13 +24,16 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
   readonly timeoutMs?: number;
 }
 
-export type Validation = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly issues: readonly string[] };
+export type Validation<Args = unknown> = { readonly ok: true; readonly value: Args } | { readonly ok: false; readonly issues: readonly string[] };
 
-/** A tool ready for the registry: its provider-facing spec and a validator. */
-export interface Tool extends ToolSpec {
+/**
+ * A tool ready for the registry: its provider-facing spec and a validator. `Args` (what `validate`
+ * yields) lets typed helpers such as `editCall` check arguments per tool at compile time.
+ */
+export interface Tool<Args = unknown> extends ToolSpec {
   readonly policy?: ToolErrorPolicy;
   readonly timeoutMs?: number;
-  validate(args: unknown): Validation;
+  validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
 }
 
@@ -53,7 +56,7 @@ function toJsonSchema(schema: z.ZodType): JsonSchema {
  * Defines a tool from zod parameters (or a JSON Schema). Fails at definition time, naming the
  * tool, when the name or schema is unusable, so a bad tools file fails at start and not mid-run.
  */
-export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result>): Tool {
+export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result>): Tool<Args> {
   const { name, description, parameters } = definition;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     throw new TypeError(`defineTool: name must match ${TOOL_NAME} (got ${JSON.stringify(name)})`);
@@ -78,7 +81,7 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
     validate(args) {
       const parsed = validator.safeParse(args);
-      return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: describeIssues(parsed.error.issues) };
+      return parsed.success ? { ok: true, value: parsed.data as Args } : { ok: false, issues: describeIssues(parsed.error.issues) };
     },
     execute: (args, context) => definition.execute(args as Args, context),
   };

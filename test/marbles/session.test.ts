@@ -1,5 +1,6 @@
 import { marbles } from 'rxjs-marbles/jest';
-import { RunInProgressError, type RunResult } from '../../src/index.js';
+import { createScriptedEngine, RunInProgressError, SessionStartedError, UnknownToolsError, type Engine, type RunResult } from '../../src/index.js';
+import { createVirtualTool } from '../../src/testing/index.js';
 import { callEcho, createTestRuntime, isPauseOrEnd, PAUSE_LABELS as L } from './helpers.js';
 
 describe('createSession', () => {
@@ -82,5 +83,63 @@ describe('SessionRegistry.close', () => {
     // The script starts over for a conversation opened again under the same id.
     const reopened = rt.sw.sessions.open({ conv_id: 'c1' });
     expect(reopened.session_id).not.toBe(rt.session.session_id);
+  });
+});
+
+describe('per-session choices', () => {
+  /** An engine that records the tools it was offered and answers from its own script. */
+  function recordingEngine(name: string, text: string) {
+    const offered: string[][] = [];
+    const inner = createScriptedEngine({ responses: Array.from({ length: 5 }, () => ({ text })) });
+    const engine: Engine = { ...inner, name, infer: (request) => (offered.push(request.tools.map((t) => t.name)), inner.infer(request)) };
+    return { engine, offered };
+  }
+
+  it('should run a session on its own engine and tools, wrapped by the runtime middlewares, and others on the runtime ones', async () => {
+    const wrapped: string[] = [];
+    const own = recordingEngine('own', 'from own');
+    const rt = createTestRuntime({
+      responses: [{ text: 'from runtime' }],
+      middlewares: [(engine) => ({ ...engine, infer: (request) => (wrapped.push(engine.name), engine.infer(request)) })],
+    });
+    const chosen = rt.sw.sessions.open({ conv_id: 'c2', engine: own.engine, tools: [createVirtualTool({ name: 'lookup' })] });
+    expect((await chosen.start({ prompt: 'a' }).result()).text).toBe('from own');
+    expect((await rt.session.start({ prompt: 'b' }).result()).text).toBe('from runtime');
+    expect(own.offered).toEqual([['lookup']]);
+    expect(wrapped).toEqual(['own', 'scripted']);
+    // The allow-list is checked against the session's own tools.
+    expect(() => chosen.start({ prompt: 'c', overrides: { tools: ['echo'] } })).toThrow(UnknownToolsError);
+  });
+
+  it('should let one run override the engine and tools, and the next run go back to the session ones', async () => {
+    const runEngine = recordingEngine('run', 'from the run');
+    const rt = createTestRuntime({ responses: [{ text: 'session 1' }, { text: 'session 2' }] });
+    const one = await rt.session.start({ prompt: 'a', engine: runEngine.engine, tools: [createVirtualTool({ name: 'other' })] }).result();
+    const two = await rt.session.start({ prompt: 'b' }).result();
+    expect([one.text, two.text]).toEqual(['from the run', 'session 1']);
+    expect(runEngine.offered).toEqual([['other']]);
+  });
+
+  it('should apply the session defaults to every run unless the run sets its own, field by field', () => {
+    const seen: string[] = [];
+    const inner = createScriptedEngine({ responses: [callEcho('x'), callEcho('y'), { text: 'z' }] });
+    const engine: Engine = { ...inner, infer: (r) => (seen.push(`${r.blocks[0]?.kind === 'system' ? r.blocks[0].payload.text : '-'}|${r.tools.map((t) => t.name).join(',')}`), inner.infer(r)) };
+    const rt = createTestRuntime({ tools: [createVirtualTool(), createVirtualTool({ name: 'other' })] });
+    const session = rt.sw.sessions.open({ conv_id: 'p1', engine, profile: 'support', defaults: { system_prompt: 'be kind', tools: ['echo'], max_iterations: 1 } });
+    expect(session.profile).toBe('support');
+    let first: RunResult | undefined;
+    session.start({ prompt: 'a' }).result$.subscribe((r) => (first = r));
+    expect(first?.status).toBe('max_iterations');
+    session.start({ prompt: 'b', overrides: { system_prompt: 'be brief', max_iterations: 5 } });
+    expect(seen).toEqual(['be kind|echo', 'be brief|echo', 'be brief|echo']);
+  });
+
+  it('should take choices by configure before the first run, and refuse them after', () => {
+    const rt = createTestRuntime({ responses: [{ text: 'hi' }] });
+    rt.session.configure({ profile: 'late', defaults: { max_iterations: 2 } });
+    expect(rt.session.profile).toBe('late');
+    rt.session.start({ prompt: 'go' });
+    expect(() => rt.session.configure({ profile: 'other' })).toThrow(SessionStartedError);
+    expect(rt.session.profile).toBe('late');
   });
 });

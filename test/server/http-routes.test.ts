@@ -96,10 +96,11 @@ describe('HTTP routes (debug on)', () => {
       running: true,
       step_mode: true,
       created_at: expect.any(Number),
+      profile: null,
     });
     const one = await get(t.base, '/conversations/shown');
     expect(one.status).toBe(200);
-    expect(one.body).toMatchObject({ conv_id: 'shown', session_id: started.body.session_id, running: true, step_mode: true });
+    expect(one.body).toMatchObject({ conv_id: 'shown', session_id: started.body.session_id, running: true, step_mode: true, profile: null });
     expect(one.body.turns[0].id).toBe(started.body.turn_id);
     expect(one.body.turns[0].blocks[0]).toMatchObject({ kind: 'user', payload: { text: 'hello' } });
     expect(one.body.pending_pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, conv_id: 'shown' })]);

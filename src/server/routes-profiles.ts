@@ -1,0 +1,13 @@
+import { Router } from 'express';
+import type { ServerContext } from './context.js';
+import { describeProfile } from './profiles.js';
+
+/** `GET /profiles`: `{profiles: [{slug, description, tools}]}`, empty when the server has none. */
+export function profileRoutes(context: ServerContext): Router {
+  const router = Router();
+  router.get('/profiles', (_req, res) => {
+    const toolNames = context.stepwise.registry.names();
+    res.json({ profiles: [...context.profiles.values()].map((profile) => describeProfile(profile, toolNames)) });
+  });
+  return router;
+}
