@@ -23,6 +23,9 @@ export interface Profile {
 export const PROFILE_OVERRIDES = Object.freeze(['tools', 'system_prompt', 'max_iterations'] as const);
 export type ProfileOverride = (typeof PROFILE_OVERRIDES)[number];
 
+/** Names a profile's `allow_overrides` list may hold: `step_mode` too, though it is never forbidden (it is the operator's control). */
+const ALLOWABLE_NAMES: readonly string[] = Object.freeze([...PROFILE_OVERRIDES, 'step_mode']);
+
 /** A slug is a path segment of `POST /chat/:profile`; `cancel` is taken by `POST /chat/cancel`. */
 const SLUG = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -51,9 +54,9 @@ export function createProfileTable(profiles: readonly Profile[], toolNames: read
       throw new TypeError(`profiles: "${slug}".max_iterations must be a positive integer (got ${String(profile.max_iterations)})`);
     }
     const allow = profile.allow_overrides;
-    const badAllow = Array.isArray(allow) ? allow.filter((name) => !(PROFILE_OVERRIDES as readonly string[]).includes(name)) : [];
+    const badAllow = Array.isArray(allow) ? allow.filter((name) => !ALLOWABLE_NAMES.includes(name)) : [];
     if ((allow !== undefined && typeof allow !== 'boolean' && !Array.isArray(allow)) || badAllow.length > 0) {
-      throw new TypeError(`profiles: "${slug}".allow_overrides must be true, false or a list of ${PROFILE_OVERRIDES.join(', ')}`);
+      throw new TypeError(`profiles: "${slug}".allow_overrides must be true, false or a list of ${ALLOWABLE_NAMES.join(', ')}`);
     }
     table.set(slug, profile);
   }

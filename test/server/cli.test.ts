@@ -189,6 +189,14 @@ describe('stepwise serve (the CLI)', { timeout: 60_000 }, () => {
     expect(cli.stdout()).toContain('profile quiet: engine scripted');
     expect(cli.stdout()).toContain(`profiles: shouter, quiet from ${profilesFile}`);
     expect((await get(cli.base, '/healthz')).status).toBe(200);
+    const listed = await get(cli.base, '/profiles');
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({
+      profiles: [
+        { slug: 'shouter', description: 'Shouts.', tools: ['shout'] },
+        { slug: 'quiet', description: 'Its own scripted engine.' },
+      ],
+    });
   });
 
   describe('with a real engine (OpenAI over a local replay server)', () => {

@@ -176,7 +176,8 @@ describe('profiles: no profiles, auth, bad profiles', () => {
     expect(build([{ slug: 'cancel' }])).toThrow(/not be "cancel"/);
     expect(build([{ slug: 'a' }, { slug: 'a' }])).toThrow('two profiles are named "a"');
     expect(build([{ slug: 'bad slug' }])).toThrow(/slug must match/);
-    expect(build([{ slug: 'a', allow_overrides: ['step_mode'] as never }])).toThrow(/allow_overrides/);
+    expect(build([{ slug: 'a', allow_overrides: ['prompt'] as never }])).toThrow(/allow_overrides/);
+    expect(build([{ slug: 'a', allow_overrides: ['step_mode', 'tools'] }])).not.toThrow();
     expect(build([{ slug: 'a', max_iterations: 0 }])).toThrow(/max_iterations/);
   });
 });
