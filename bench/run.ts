@@ -79,14 +79,23 @@ async function main(): Promise<void> {
     await settle();
     return result;
   };
+  // `npm run bench -- loop resume` runs only the cases named (and writes no results.json).
+  const only = process.argv.slice(2);
+  const wanted = (name: string): boolean => only.length === 0 || only.includes(name);
   const { lib, source } = await timed('compile', loadStepwiseLib);
   notes.push(`measured: ${source}`);
   const entries: BenchEntry[] = [];
-  entries.push(...(await timed('loop', () => runLoopBenchmarks(lib))));
-  entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
-  const paused = await timed('paused', () => runPausedBenchmarks(lib));
-  entries.push(...paused.entries);
-  notes.push(...paused.notes);
+  if (wanted('loop')) entries.push(...(await timed('loop', () => runLoopBenchmarks(lib))));
+  if (wanted('resume')) entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
+  if (wanted('paused')) {
+    const paused = await timed('paused', () => runPausedBenchmarks(lib));
+    entries.push(...paused.entries);
+    notes.push(...paused.notes);
+  }
+  if (only.length > 0) {
+    await report(entries, notes, began, false);
+    return;
+  }
   await report(entries, notes, began);
 
   // Written first without them, so a failing or hanging wire case never costs the library figures.
@@ -101,11 +110,11 @@ async function main(): Promise<void> {
 
 const WIRE_LIMIT_MS = 300_000;
 
-async function report(entries: readonly BenchEntry[], notes: readonly string[], began: number): Promise<void> {
+async function report(entries: readonly BenchEntry[], notes: readonly string[], began: number, write = true): Promise<void> {
   printTable(entries);
   for (const note of notes) console.log(`note: ${note}`);
   console.log(`total: ${((Date.now() - began) / 1000).toFixed(1)} s\n`);
-  await writeFile(new URL('./results.json', import.meta.url), `${JSON.stringify(entries, null, 2)}\n`);
+  if (write) await writeFile(new URL('./results.json', import.meta.url), `${JSON.stringify(entries, null, 2)}\n`);
 }
 
 await main();

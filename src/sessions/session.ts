@@ -130,7 +130,6 @@ class LoopSession implements Session {
       history: [...system, ...this.finished.flatMap((turn) => turn.blocks)],
       ...(overrides.tools ? { allowedTools: new Set(overrides.tools) } : {}),
       ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
-      cancel$,
     };
     const result$ = new AsyncSubject<RunResult>();
     const current: ActiveRun = { turn_id, cancel$, blocks: [userBlock] };
@@ -138,7 +137,7 @@ class LoopSession implements Session {
     const release = (): void => {
       if (this.active === current) this.active = undefined;
     };
-    current.subscription = createRun$(ports, settings.loop, run, userBlock, (blocks) => {
+    current.subscription = createRun$(ports, settings.loop, run, userBlock, cancel$, (blocks) => {
       current.blocks = blocks;
     }).subscribe({
       next: (result) => {
