@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { Session } from '../sessions/session.js';
+import type { ContinueCommand } from '../streams/step-commands.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { assertDebug, assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
 import { forbidden, HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
@@ -11,7 +12,8 @@ const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.
 const continueSchema = z.object({
   pause_id: z.string().min(1).max(256),
   conv_id: convIdSchema.optional(),
-  action: z.enum(['continue', 'deny', 'edit']).optional(),
+  // Any string: an unknown action is the controller's `invalid_action`, not a malformed request.
+  action: z.string().max(64).optional(),
   tool_call_ids: z.array(z.string()).max(1000).optional(),
   reason: z.string().max(10_000).optional(),
   edits: z.record(z.string(), z.unknown()).optional(),
@@ -76,8 +78,9 @@ const SUBMIT_STATUS = { unknown_pause: 404, pause_resolved: 409, invalid_action:
 function continuePause(context: ServerContext, body: unknown, res: Response): void {
   const command = parseOr400(continueSchema, body);
   const caller = callerFrom(res);
+  const { controller } = context.stepwise;
   // Known also after resolution, so a foreign pause is refused with 403 whatever its state.
-  const convId = context.encoder.convOfPause(command.pause_id) ?? context.stepwise.controller.get(command.pause_id)?.conv_id;
+  const convId = controller.convOf(command.pause_id);
   if (convId !== undefined) {
     if (command.conv_id !== undefined && command.conv_id !== convId) {
       throw forbidden(`pause "${command.pause_id}" does not belong to conversation "${command.conv_id}"`);
@@ -85,9 +88,10 @@ function continuePause(context: ServerContext, body: unknown, res: Response): vo
     const session = context.stepwise.sessions.get(convId);
     if (session) assertOwner(caller, session);
   }
-  const submitted = context.stepwise.controller.submit({
+  // Validated and resolved here; the run resumes on its own scheduler after this handler has answered.
+  const submitted = controller.submit({
     pause_id: command.pause_id,
-    ...(command.action ? { action: command.action } : {}),
+    ...(command.action ? { action: command.action as ContinueCommand['action'] } : {}),
     ...(command.tool_call_ids ? { tool_call_ids: command.tool_call_ids } : {}),
     ...(command.reason !== undefined ? { reason: command.reason } : {}),
     ...(command.edits ? { edits: command.edits } : {}),

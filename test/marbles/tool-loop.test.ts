@@ -176,8 +176,9 @@ describe('toolLoop', () => {
       pauses += 1;
       rt2.sw.controller.submit({ pause_id: event.pause.pause_id });
     });
+    // Each continue resumes the loop on the scheduler, after submit returned: all within frame 0.
+    m.expect(rt2.labels$(isPauseOrEnd)).toBeObservable('(prqre)', L);
     const run = startAt(m, 0, () => rt2.session.start({ prompt: 'hi' }).result$);
-    m.expect(rt2.labels$(isPauseOrEnd)).toBeObservable('-');
     m.flush();
     expect(pauses).toBeGreaterThanOrEqual(1);
     expect(requests.length).toBeGreaterThanOrEqual(2);
@@ -195,7 +196,7 @@ describe('toolLoop', () => {
     expect(toolUses(result)).toHaveLength(steps);
   });
 
-  it('should keep a flat stack when step mode is on and every pause is continued synchronously', () => {
+  it('should keep a flat stack when step mode is on and every pause is continued synchronously', marbles((m) => {
     const steps = 300;
     const rt = createTestRuntime({ responses: [...Array.from({ length: steps }, (_, i) => callEcho(String(i))), { text: 'done' }], maxIterations: steps + 1, stepMode: true });
     let pauses = 0;
@@ -206,7 +207,8 @@ describe('toolLoop', () => {
     });
     let result: RunResult | undefined;
     rt.session.start({ prompt: 'go' }).result$.subscribe((r) => (result = r));
+    m.flush();
     expect(result?.status).toBe('completed');
     expect(pauses).toBe(2 * steps);
-  });
+  }));
 });
