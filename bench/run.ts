@@ -10,7 +10,7 @@ import { settle, within } from './scenario.js';
 
 /**
  * `npm run bench` (SPEC §5): runs every case, prints a table and writes bench/results.json as
- * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 2's; they are printed, not
+ * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 9's; they are printed, not
  * enforced, because figures on a shared machine are evidence, not tests.
  */
 
@@ -21,8 +21,9 @@ interface Target {
 
 const TARGETS: Readonly<Record<string, Target>> = {
   loop_step: { describe: 'ratio ≤ 2', met: (e) => (e.ratio ?? Infinity) <= 2 },
-  resume_in_process: { describe: '< 60 µs', met: (e) => e.value < 60 },
-  paused_heap_per_run: { describe: '< 10 KB', met: (e) => e.value < 10 },
+  loop_step_realistic: { describe: 'ratio ≤ 3', met: (e) => (e.ratio ?? Infinity) <= 3 },
+  resume_in_process: { describe: '≤ 60 µs', met: (e) => e.value <= 60 },
+  paused_heap_per_run: { describe: '≤ 10 KB', met: (e) => e.value <= 10 },
   paused_resolve_after_deadline: { describe: '< 1000 ms', met: (e) => e.value < 1000 },
   // "Back to its start level": allow the controller's bounded memory of resolved pause ids.
   paused_heap_after_release: { describe: '≈ 0 (< 0.5 KB)', met: (e) => e.value < 0.5 },

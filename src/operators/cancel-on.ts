@@ -22,26 +22,26 @@ import { from, Observable, Subscription, type MonoTypeOperatorFunction, type Obs
 export function cancelOn<T>(cancel$: ObservableInput<unknown>): MonoTypeOperatorFunction<T> {
   return (source) =>
     new Observable<T>((subscriber) => {
-      // Created before the notifier is subscribed, so a notifier that fires at once finds it.
-      const upstream = new Subscription();
-      subscriber.add(upstream);
-      subscriber.add(
-        from(cancel$).subscribe({
-          next: () => {
-            upstream.unsubscribe();
-            subscriber.complete();
-          },
-          error: (error: unknown) => subscriber.error(error),
-        }),
-      );
-      if (subscriber.closed) return;
+      let upstream: Subscription | undefined;
+      const notifier = from(cancel$).subscribe({
+        next: () => {
+          // Read only once set: a notifier that fires during its own subscribe finds nothing to tear down.
+          upstream?.unsubscribe();
+          subscriber.complete();
+        },
+        error: (error: unknown) => subscriber.error(error),
+      });
+      // Closed already when the notifier fired (or failed) during subscribe: the source is never subscribed.
+      if (subscriber.closed) return notifier;
       // A forwarding observer, not `subscriber` itself: unsubscribing upstream must not close downstream.
-      upstream.add(
-        source.subscribe({
-          next: (value) => subscriber.next(value),
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        }),
-      );
+      upstream = source.subscribe({
+        next: (value) => subscriber.next(value),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+      return () => {
+        notifier.unsubscribe();
+        upstream?.unsubscribe();
+      };
     });
 }

@@ -1,4 +1,4 @@
-import { concatMap, map, of, type OperatorFunction } from 'rxjs';
+import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
@@ -29,24 +29,32 @@ export function pausePoint(
   ports: Pick<LoopPorts, 'controller' | 'registry'>,
 ): OperatorFunction<LoopState, LoopState> {
   // concatMap: a run has at most one pause open, and states keep their order.
-  return concatMap((state: LoopState) => {
-    if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
-    const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
-    if (phase === 'after_inference' && calls.length === 0) return of(state);
-    const { run } = state;
-    return ports.controller
-      .pause({
-        conv_id: run.conv_id,
-        session_id: run.session_id,
-        inference_id: run.inference_id,
-        turn_id: run.turn_id,
-        phase,
-        summary: summarize(phase, state, calls),
-        tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
-        validateEdit: editValidator(calls, registryOf(ports, run)),
-      })
-      .pipe(map((resolution) => applyResolution(phase, state, resolution)));
-  });
+  return concatMap((state: LoopState) => pauseAt(phase, ports, state));
+}
+
+/**
+ * One state at a pause point: the state at once when there is nothing to pause for, else the
+ * controller's pause with its resolution applied. The tool loop calls it directly for its pause
+ * phases, so a waiting run holds no concatMap layer (each live layer costs about 1 KB of heap per
+ * paused run, `paused_heap_per_run`).
+ */
+export function pauseAt(phase: PausePhase, ports: Pick<LoopPorts, 'controller' | 'registry'>, state: LoopState): Observable<LoopState> {
+  if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
+  const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
+  if (phase === 'after_inference' && calls.length === 0) return of(state);
+  const { run } = state;
+  return ports.controller
+    .pause({
+      conv_id: run.conv_id,
+      session_id: run.session_id,
+      inference_id: run.inference_id,
+      turn_id: run.turn_id,
+      phase,
+      summary: summarize(phase, state, calls),
+      tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
+      validateEdit: editValidator(calls, registryOf(ports, run)),
+    })
+    .pipe(map((resolution) => applyResolution(phase, state, resolution)));
 }
 
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {

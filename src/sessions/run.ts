@@ -1,7 +1,7 @@
-import { catchError, defer, map, of, reduce, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { Observable, of, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
 import { cancelOn } from '../operators/cancel-on.js';
-import { endWith, type LoopPorts, type LoopState, type RunContext, type RunOutcome } from '../operators/loop-state.js';
+import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
 import { createEvent, type RunStatus } from '../streams/events.js';
 
 /** How a run ended, with its turn. */
@@ -29,27 +29,41 @@ export function createRun$(
   cancel$: Observable<unknown>,
   onProgress: (blocks: readonly Block[]) => void,
 ): Observable<RunResult> {
-  return defer(() => {
+  // One hand-written observer instead of catchError/reduce/map: a run lives as long as its pauses,
+  // and those three layers held 2.3 KB more per paused run (`paused_heap_per_run` 11.3 KB, target
+  // 10 KB). Cancellation is `cancelOn` all the same.
+  return new Observable<RunResult>((subscriber) => {
     const initial: LoopState = { run, blocks: [userBlock], iteration: 0 };
+    let latest = initial;
+    const end = (final: LoopState): void => {
+      subscriber.next(ended(ports, run, final));
+      subscriber.complete();
+    };
     ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
-    return of(initial).pipe(
-      loop,
-      // Every phase's state: a cancelled run keeps the turn as it stood.
-      tap((state) => onProgress(state.blocks)),
-      // Cancellation is unsubscription: the loop is torn down first (aborting the engine call and the
-      // tools, resolving an open pause as `cancelled`), then the run ends, so `resumed` precedes `run-ended`.
-      cancelOn(cancel$),
-      // Only a bug gets here (engine and tool failures are values): the run still ends, as failed,
-      // with its run-ended event, so no dashboard waits on it forever.
-      catchError((error: unknown) => of<RunOutcome>({ status: 'failed', error: `internal error: ${error instanceof Error ? error.message : String(error)}` })),
-      reduce((latest: LoopState, next: LoopState | RunOutcome) => ('run' in next ? next : endWith(latest, next)), initial),
-      map((final) => end(ports, run, final)),
-    );
+    return of(initial)
+      .pipe(
+        loop,
+        // Cancellation is unsubscription: the loop is torn down first (aborting the engine call and the
+        // tools, resolving an open pause as `cancelled`), then the run ends, so `resumed` precedes `run-ended`.
+        cancelOn(cancel$),
+      )
+      .subscribe({
+        // Every phase's state: a cancelled run keeps the turn as it stood.
+        next: (state) => {
+          latest = state;
+          onProgress(state.blocks);
+        },
+        complete: () => end(latest),
+        // Only a bug gets here (engine and tool failures are values): the run still ends, as failed,
+        // with its run-ended event, so no dashboard waits on it forever.
+        error: (error: unknown) =>
+          end(endWith(latest, { status: 'failed', error: `internal error: ${error instanceof Error ? error.message : String(error)}` })),
+      });
   });
 }
 
 /** Publishes `run-ended` and builds the result; no outcome means the loop was cut short by cancellation. */
-function end(ports: LoopPorts, run: RunContext, final: LoopState): RunResult {
+function ended(ports: LoopPorts, run: RunContext, final: LoopState): RunResult {
   const outcome = final.outcome ?? { status: 'cancelled' as const };
   const error = outcome.error === undefined ? {} : { error: outcome.error };
   ports.publish(createEvent('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
