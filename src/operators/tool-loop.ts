@@ -63,9 +63,11 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     after_tools: pausePoint('after_tools', ports),
   };
 
-  // Step mode off: a whole step is one pipeline (its pause points still stop if step mode is switched
-  // on meanwhile), which is the fast path; step mode on: a phase at a time, so a pause holds little.
-  const wholeStep = pipe(phases.inference, phases.after_inference, phases.tools, phases.after_tools);
+  // Step mode off: a whole step is one pipeline, which is the fast path; its after_inference point
+  // still stops if step mode is switched on meanwhile, and its after_tools point is the next phase,
+  // which `phaseOf` passes over unless step mode is on by then. Step mode on: a phase at a time, so a
+  // pause holds little.
+  const wholeStep = pipe(phases.inference, phases.after_inference, phases.tools);
 
   /** The phase to run for this state: pause points are passed over while step mode is off. */
   const phaseOf = (state: LoopState): LoopPhase => {
@@ -81,7 +83,7 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
       return of(endWith(state, { status: 'max_iterations' }));
     }
     const whole = phase === 'inference' && !ports.controller.isEnabled(state.run.session_id);
-    const next = whole ? 'inference' : FOLLOWING[phase];
+    const next = whole ? 'after_tools' : FOLLOWING[phase];
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
     const input: LoopState = { ...state, next };
