@@ -12,7 +12,7 @@ const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.
 const continueSchema = z.object({
   pause_id: z.string().min(1).max(256),
   conv_id: convIdSchema.optional(),
-  // Any string: an unknown action is the controller's `invalid_action`, not a malformed request.
+  // Any string here: an unknown action is answered as `invalid_action`, not as a malformed request.
   action: z.string().max(64).optional(),
   tool_call_ids: z.array(z.string()).max(1000).optional(),
   reason: z.string().max(10_000).optional(),
@@ -73,10 +73,17 @@ function targetSession(context: ServerContext, caller: Caller, body: unknown): S
   return session;
 }
 
+const ACTIONS: readonly string[] = ['continue', 'deny', 'edit'] satisfies readonly NonNullable<ContinueCommand['action']>[];
+const isAction = (action: string): action is NonNullable<ContinueCommand['action']> => ACTIONS.includes(action);
+
 const SUBMIT_STATUS = { unknown_pause: 404, pause_resolved: 409, invalid_action: 400, invalid_arguments: 400 } as const;
 
 function continuePause(context: ServerContext, body: unknown, res: Response): void {
   const command = parseOr400(continueSchema, body);
+  if (command.action !== undefined && !isAction(command.action)) {
+    // Refused before the pause is looked up: the request is wrong whichever pause it names.
+    throw new HttpError(400, 'invalid_action', `unknown action "${command.action}" (continue, deny or edit)`);
+  }
   const caller = callerFrom(res);
   const { controller } = context.stepwise;
   // Known also after resolution, so a foreign pause is refused with 403 whatever its state.
@@ -91,7 +98,7 @@ function continuePause(context: ServerContext, body: unknown, res: Response): vo
   // Validated and resolved here; the run resumes on its own scheduler after this handler has answered.
   const submitted = controller.submit({
     pause_id: command.pause_id,
-    ...(command.action ? { action: command.action as ContinueCommand['action'] } : {}),
+    ...(command.action ? { action: command.action } : {}),
     ...(command.tool_call_ids ? { tool_call_ids: command.tool_call_ids } : {}),
     ...(command.reason !== undefined ? { reason: command.reason } : {}),
     ...(command.edits ? { edits: command.edits } : {}),

@@ -33,6 +33,17 @@ describe('toolLoop', () => {
     expect(rt.tool.calls.map((call) => call.at)).toEqual([5]);
   }));
 
+  it('should run the resumed tool only after submit has returned, in the same virtual frame', marbles((m) => {
+    const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'done' }], stepMode: true });
+    startAt(m, 0, () => rt.session.start({ prompt: 'hi' }).result$);
+    m.scheduler.schedule(() => {
+      expect(rt.sw.controller.submit({ pause_id: 'pause_1' })).toMatchObject({ ok: true });
+      expect(rt.tool.calls).toHaveLength(0);
+    }, 3);
+    m.flush();
+    expect(rt.tool.calls.map((call) => call.at)).toEqual([3]);
+  }));
+
   it('should resolve each pause at its deadline with the continue action by default', marbles((m) => {
     const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'done' }], stepMode: true });
     m.expect(rt.labels$(isPauseOrEnd)).toBeObservable('p 29999ms (tq) 29996ms (te)', L);
