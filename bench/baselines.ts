@@ -1,4 +1,4 @@
-import { EMPTY, expand, last, map, of, toArray, type Observable } from 'rxjs';
+import { concatMap, EMPTY, expand, from, last, map, of, toArray, type Observable } from 'rxjs';
 import type { Block, Engine, EngineEvent, InferenceRequest, Tool } from '../src/index.js';
 
 /**
@@ -64,6 +64,41 @@ export function runBareRxLoop(engine: Engine, tool: Tool, convId: string, maxIte
               const { blocks, calls } = answerBlocks(events, state.iteration);
               const uses = calls.map((call) => runTool(tool, call, signal));
               return { blocks: [...state.blocks, ...blocks, ...uses], iteration: state.iteration + 1, done: calls.length === 0 };
+            }),
+          ),
+    ),
+    last(),
+    map((state) => state.iteration),
+  );
+}
+
+/** Validates and runs one call whose tool answers with a Promise (the realistic case). */
+async function runToolAsync(tool: Tool, call: ToolCallEvent, signal: AbortSignal): Promise<Block> {
+  const validation = tool.validate(call.args);
+  const result: unknown = validation.ok ? await tool.execute(validation.value, { signal, tool_call_id: call.id }) : null;
+  const error = validation.ok ? {} : { error: validation.issues.join('; ') };
+  return { id: `u${call.id}`, kind: 'tool_use', role: 'tool', payload: { id: call.id, result, ...error } };
+}
+
+/**
+ * The bare RxJS `expand` loop over an async tool (SPEC §5 `loop_step_realistic`'s baseline): the same
+ * zod parse and the same awaited tool call, its results awaited together; resolves with the number
+ * of inferences.
+ */
+export function runBareRxLoopAsync(engine: Engine, tool: Tool, convId: string, maxIterations: number): Observable<number> {
+  const signal = new AbortController().signal;
+  const initial: BareState = { blocks: [{ id: 'u', kind: 'user', role: 'user', payload: { text: 'go' } }], iteration: 0, done: false };
+  return of(initial).pipe(
+    expand((state) =>
+      state.done || state.iteration >= maxIterations
+        ? EMPTY
+        : engine.infer(requestOf(convId, tool, state.blocks)).pipe(
+            toArray(),
+            concatMap((events) => {
+              const { blocks, calls } = answerBlocks(events, state.iteration);
+              return from(Promise.all(calls.map((call) => runToolAsync(tool, call, signal)))).pipe(
+                map((uses): BareState => ({ blocks: [...state.blocks, ...blocks, ...uses], iteration: state.iteration + 1, done: calls.length === 0 })),
+              );
             }),
           ),
     ),

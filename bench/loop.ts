@@ -1,49 +1,57 @@
 import { lastValueFrom } from 'rxjs';
 import type { Engine, Tool } from '../src/index.js';
 import { entry, median, type BenchEntry } from './bench-entry.js';
-import { runBareRxLoop, runPlainLoop } from './baselines.js';
+import { runBareRxLoop, runBareRxLoopAsync, runPlainLoop } from './baselines.js';
 import type { StepwiseLib } from './lib.js';
-import { createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
+import { createAsyncEchoTool, createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
 
 /**
- * Loop overhead per step (SPEC §5 `loop_step`, `loop_step_plain`): one inference and one tool call,
- * step mode off, every event published to the hub with one subscriber, against a bare RxJS `expand`
- * loop and a plain async/await loop over the same scripted engine and echo tool.
+ * Loop overhead per step (SPEC §5), one inference and one tool call per step, step mode off, every
+ * event published to the hub with one subscriber:
+ * - `loop_step`, `loop_step_plain`: the best case, a synchronous echo tool without async work,
+ *   against a bare RxJS `expand` loop and a plain async/await loop over the same engine and tool.
+ * - `loop_step_realistic`: what a user's loop looks like, 10-step runs each in a new session
+ *   (conversation, opened inside the timed span), a zod-validated tool that answers with a Promise;
+ *   against the bare RxJS loop doing the same zod parse and the same awaited call.
  *
  * A zero-delay script runs synchronously; the bare RxJS baseline's `expand` recurses per step and
  * would overflow the stack on long runs (stepwise trampolines its phases), so each run is kept to
  * `steps` (15) steps; each sample is `runsPerSample` runs, each in a fresh conversation so the
- * script starts over. The three loops are sampled in interleaved rounds
- * (stepwise, rx, plain, stepwise, …) after a warm-up, so drift and GC hit all three alike; the
- * figures are medians of the per-sample µs/step.
+ * script starts over. The loops are sampled in interleaved rounds (stepwise, rx, plain, stepwise, …)
+ * after a warm-up, so drift and GC hit all alike; the figures are medians of per-sample µs/step.
  */
 
 export interface LoopBenchConfig {
   readonly steps?: number;
+  /** Steps per run of the realistic case. */
+  readonly realisticSteps?: number;
   readonly runsPerSample?: number;
   readonly rounds?: number;
   readonly warmupRounds?: number;
 }
 
-const DEFAULT_LOOP_BENCH = Object.freeze({ steps: 15, runsPerSample: 4, rounds: 300, warmupRounds: 40 });
+const DEFAULT_LOOP_BENCH = Object.freeze({ steps: 15, realisticSteps: 10, runsPerSample: 4, rounds: 300, warmupRounds: 40 });
 
 type Sampler = (round: number) => Promise<number>;
+type Loop = (engine: Engine, tool: Tool, convId: string, max: number) => Promise<number>;
 
 /**
  * stepwise: a fresh runtime per sample (built outside the timed span) so hub buffers and sessions
- * of earlier samples do not pile up; timed from `start()` to the awaited result.
+ * of earlier samples do not pile up; timed from `start()` to the awaited result. With
+ * `openInSpan`, each run's session is opened inside the timed span too.
  */
-function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number): Sampler {
+function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number, openInSpan = false): Sampler {
   return async () => {
     const sw = lib.createStepwise({ engine: createStepEngine(lib, steps), tools: [tool], maxIterations: steps + 10 });
     let delivered = 0;
     const subscription = sw.hub.events$.subscribe(() => {
       delivered += 1;
     });
-    const sessions = Array.from({ length: runs }, () => sw.sessions.open());
+    const opened = openInSpan ? [] : Array.from({ length: runs }, () => sw.sessions.open());
     const timeRuns = async (): Promise<number> => {
       const started = nowUs();
-      for (const session of sessions) {
+      for (let i = 0; i < runs; i += 1) {
+        const session = opened[i] ?? sw.sessions.open();
         const result = await session.start({ prompt: 'go' }).result();
         if (result.status !== 'completed') throw new Error(`loop bench: stepwise run ended ${result.status}: ${result.error ?? ''}`);
       }
@@ -58,13 +66,7 @@ function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: numb
   };
 }
 
-function baselineSampler(
-  lib: StepwiseLib,
-  tool: Tool,
-  steps: number,
-  runs: number,
-  loop: (engine: Engine, tool: Tool, convId: string, max: number) => Promise<number>,
-): Sampler {
+function baselineSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number, loop: Loop): Sampler {
   return async (round) => {
     const engine = createStepEngine(lib, steps);
     const started = nowUs();
@@ -76,26 +78,41 @@ function baselineSampler(
   };
 }
 
-export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfig = {}): Promise<BenchEntry[]> {
-  const { steps, runsPerSample, rounds, warmupRounds } = { ...DEFAULT_LOOP_BENCH, ...config };
-  const tool = createEchoTool(lib);
-  const samplers = {
-    stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
-    rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
-    plain: baselineSampler(lib, tool, steps, runsPerSample, runPlainLoop),
-  };
-  const samples: Record<keyof typeof samplers, number[]> = { stepwise: [], rx: [], plain: [] };
+/** Samples every sampler in interleaved rounds; returns the median µs/step of each. */
+async function sampleInterleaved<K extends string>(samplers: Readonly<Record<K, Sampler>>, rounds: number, warmupRounds: number): Promise<Record<K, number>> {
+  const names = Object.keys(samplers) as K[];
+  const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
   for (let round = 0; round < warmupRounds + rounds; round += 1) {
-    for (const name of ['stepwise', 'rx', 'plain'] as const) {
+    for (const name of names) {
       const perStep = await samplers[name](round);
       if (round >= warmupRounds) samples[name].push(perStep);
       // Timers the runs left (tool timeouts are cleared, but keep phases clean) run here, untimed.
       await settle();
     }
   }
-  const stepwise = median(samples.stepwise);
+  return Object.fromEntries(names.map((name) => [name, median(samples[name])])) as Record<K, number>;
+}
+
+export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfig = {}): Promise<BenchEntry[]> {
+  const { steps, realisticSteps, runsPerSample, rounds, warmupRounds } = { ...DEFAULT_LOOP_BENCH, ...config };
+  const tool = createEchoTool(lib);
+  const asyncTool = createAsyncEchoTool(lib);
+  const figures = await sampleInterleaved(
+    {
+      stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
+      rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
+      plain: baselineSampler(lib, tool, steps, runsPerSample, runPlainLoop),
+      realistic: stepwiseSampler(lib, asyncTool, realisticSteps, runsPerSample, true),
+      realisticRx: baselineSampler(lib, asyncTool, realisticSteps, runsPerSample, (engine, t, convId, max) =>
+        lastValueFrom(runBareRxLoopAsync(engine, t, convId, max)),
+      ),
+    },
+    rounds,
+    warmupRounds,
+  );
   return [
-    entry('loop_step', stepwise, 'µs', median(samples.rx)),
-    entry('loop_step_plain', stepwise, 'µs', median(samples.plain)),
+    entry('loop_step', figures.stepwise, 'µs', figures.rx),
+    entry('loop_step_plain', figures.stepwise, 'µs', figures.plain),
+    entry('loop_step_realistic', figures.realistic, 'µs', figures.realisticRx),
   ];
 }

@@ -29,27 +29,37 @@ export interface ResumeBenchConfig {
 
 const DEFAULT_RESUME_BENCH = Object.freeze({ steps: 8000, warmupSteps: 1000, stepsPerRun: 20, runsPerRuntime: 50 });
 
-/** Follows one runtime's `paused` events, stamping each on arrival. */
-function createPauseWatcher(sw: Stepwise) {
+/**
+ * Follows one runtime's `paused` events, stamping each on arrival. A run resumes after `submit` has
+ * returned, so most takes wait: one watchdog interval per watcher (not a timer per take, which would
+ * add its own set/clear to every timed half) fails a take that waits longer than `stallMs`.
+ */
+function createPauseWatcher(sw: Stepwise, stallMs = 5000) {
   let arrived: { pause: PauseInfo; at: number } | undefined;
-  let waiter: (() => void) | undefined;
+  let waiting: { resolve: () => void; reject: (error: Error) => void; since: number } | undefined;
   const subscription = sw.hub.events$.subscribe(({ event }) => {
     if (event.type !== 'paused') return;
     arrived = { pause: event.pause, at: nowUs() };
-    waiter?.();
+    waiting?.resolve();
   });
+  const watchdog = setInterval(() => {
+    if (waiting && Date.now() - waiting.since > stallMs) waiting.reject(new Error(`resume bench: no pause arrived within ${stallMs} ms`));
+  }, 500);
   return {
     /** The pause that arrived since the last take, waiting for it if it has not yet. */
     take: async (): Promise<{ pause: PauseInfo; at: number }> => {
-      if (!arrived) await within(new Promise<void>((resolve) => (waiter = resolve)), 5000, 'the next pause');
-      waiter = undefined;
+      if (!arrived) await new Promise<void>((resolve, reject) => (waiting = { resolve, reject, since: Date.now() }));
+      waiting = undefined;
       const taken = arrived;
       arrived = undefined;
       if (!taken) throw new Error('resume bench: no pause arrived');
       return taken;
     },
     pending: () => arrived !== undefined,
-    stop: () => subscription.unsubscribe(),
+    stop: () => {
+      clearInterval(watchdog);
+      subscription.unsubscribe();
+    },
   };
 }
 

@@ -10,7 +10,7 @@ import { settle, within } from './scenario.js';
 
 /**
  * `npm run bench` (SPEC §5): runs every case, prints a table and writes bench/results.json as
- * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 2's; they are printed, not
+ * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 9's; they are printed, not
  * enforced, because figures on a shared machine are evidence, not tests.
  */
 
@@ -21,8 +21,9 @@ interface Target {
 
 const TARGETS: Readonly<Record<string, Target>> = {
   loop_step: { describe: 'ratio ≤ 2', met: (e) => (e.ratio ?? Infinity) <= 2 },
-  resume_in_process: { describe: '< 60 µs', met: (e) => e.value < 60 },
-  paused_heap_per_run: { describe: '< 10 KB', met: (e) => e.value < 10 },
+  loop_step_realistic: { describe: 'ratio ≤ 3', met: (e) => (e.ratio ?? Infinity) <= 3 },
+  resume_in_process: { describe: '≤ 60 µs', met: (e) => e.value <= 60 },
+  paused_heap_per_run: { describe: '≤ 10 KB', met: (e) => e.value <= 10 },
   paused_resolve_after_deadline: { describe: '< 1000 ms', met: (e) => e.value < 1000 },
   // "Back to its start level": allow the controller's bounded memory of resolved pause ids.
   paused_heap_after_release: { describe: '≈ 0 (< 0.5 KB)', met: (e) => e.value < 0.5 },
@@ -79,14 +80,23 @@ async function main(): Promise<void> {
     await settle();
     return result;
   };
+  // `npm run bench -- loop resume` runs only the cases named (and writes no results.json).
+  const only = process.argv.slice(2);
+  const wanted = (name: string): boolean => only.length === 0 || only.includes(name);
   const { lib, source } = await timed('compile', loadStepwiseLib);
   notes.push(`measured: ${source}`);
   const entries: BenchEntry[] = [];
-  entries.push(...(await timed('loop', () => runLoopBenchmarks(lib))));
-  entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
-  const paused = await timed('paused', () => runPausedBenchmarks(lib));
-  entries.push(...paused.entries);
-  notes.push(...paused.notes);
+  if (wanted('loop')) entries.push(...(await timed('loop', () => runLoopBenchmarks(lib))));
+  if (wanted('resume')) entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
+  if (wanted('paused')) {
+    const paused = await timed('paused', () => runPausedBenchmarks(lib));
+    entries.push(...paused.entries);
+    notes.push(...paused.notes);
+  }
+  if (only.length > 0) {
+    await report(entries, notes, began, false);
+    return;
+  }
   await report(entries, notes, began);
 
   // Written first without them, so a failing or hanging wire case never costs the library figures.
@@ -101,11 +111,11 @@ async function main(): Promise<void> {
 
 const WIRE_LIMIT_MS = 300_000;
 
-async function report(entries: readonly BenchEntry[], notes: readonly string[], began: number): Promise<void> {
+async function report(entries: readonly BenchEntry[], notes: readonly string[], began: number, write = true): Promise<void> {
   printTable(entries);
   for (const note of notes) console.log(`note: ${note}`);
   console.log(`total: ${((Date.now() - began) / 1000).toFixed(1)} s\n`);
-  await writeFile(new URL('./results.json', import.meta.url), `${JSON.stringify(entries, null, 2)}\n`);
+  if (write) await writeFile(new URL('./results.json', import.meta.url), `${JSON.stringify(entries, null, 2)}\n`);
 }
 
 await main();

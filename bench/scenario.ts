@@ -19,6 +19,16 @@ export function createEchoTool(lib: StepwiseLib): Tool {
   });
 }
 
+/** The realistic tool: the same zod schema, answering with a Promise as most real tools do. */
+export function createAsyncEchoTool(lib: StepwiseLib): Tool {
+  return lib.defineTool({
+    name: 'echo',
+    description: 'Echoes the text back, asynchronously.',
+    parameters: z.object({ text: z.string() }),
+    execute: async ({ text }) => ({ text }),
+  });
+}
+
 /**
  * A script of `steps` answers that each ask for one echo call, then a final text.
  * The scripted engine keeps one cursor per conversation, so each run needs its own conv_id.

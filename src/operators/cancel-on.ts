@@ -1,8 +1,9 @@
-import { Observable, type MonoTypeOperatorFunction, type ObservableInput, from } from 'rxjs';
+import { from, Observable, Subscription, type MonoTypeOperatorFunction, type ObservableInput } from 'rxjs';
 
 /**
- * Like `takeUntil`, but tears the source down *before* completing. `takeUntil` completes downstream
- * first and unsubscribes upstream after, so what the teardown publishes (a pause resolved as
+ * Ends the source when `cancel$` emits, tearing the source down *before* completing. That order is
+ * the whole point, and why this is not `takeUntil`: `takeUntil` completes downstream first and
+ * unsubscribes upstream after, so what the teardown publishes (an open pause resolved as
  * `cancelled`, an aborted tool) would arrive after the run's end. Here it arrives before.
  *
  * ```
@@ -11,34 +12,36 @@ import { Observable, type MonoTypeOperatorFunction, type ObservableInput, from }
  * output:  --a--b-|          (source unsubscribed at x, then complete)
  * ```
  *
- * Errors from the source pass through; an error from `cancel$` is passed on as an error.
+ * A `cancel$` that emits during subscribe completes the output at once, without subscribing the
+ * source. Errors from the source pass through; an error from `cancel$` is passed on as an error.
+ * Unsubscribing the output unsubscribes both.
  *
  * @example
- * run$.pipe(cancelOn(cancel$))
+ * loop$.pipe(cancelOn(cancel$))
  */
 export function cancelOn<T>(cancel$: ObservableInput<unknown>): MonoTypeOperatorFunction<T> {
   return (source) =>
     new Observable<T>((subscriber) => {
-      let cancelled = false;
+      let upstream: Subscription | undefined;
       const notifier = from(cancel$).subscribe({
         next: () => {
-          if (cancelled) return;
-          cancelled = true;
+          // Read only once set: a notifier that fires during its own subscribe finds nothing to tear down.
           upstream?.unsubscribe();
           subscriber.complete();
         },
-        error: (error) => subscriber.error(error),
+        error: (error: unknown) => subscriber.error(error),
       });
-      if (cancelled) return notifier;
+      // Closed already when the notifier fired (or failed) during subscribe: the source is never subscribed.
+      if (subscriber.closed) return notifier;
       // A forwarding observer, not `subscriber` itself: unsubscribing upstream must not close downstream.
-      const upstream = source.subscribe({
+      upstream = source.subscribe({
         next: (value) => subscriber.next(value),
-        error: (error) => subscriber.error(error),
+        error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
       });
       return () => {
         notifier.unsubscribe();
-        upstream.unsubscribe();
+        upstream?.unsubscribe();
       };
     });
 }

@@ -1,10 +1,9 @@
-import { defer, filter, from, map, mergeMap, of, takeWhile, tap, toArray, type Observable, type OperatorFunction } from 'rxjs';
+import { concatMap, defer, filter, from, map, mergeMap, of, takeWhile, tap, toArray, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { createEvent } from '../streams/events.js';
 import type { PauseDecision } from '../streams/step-commands.js';
 import type { ToolOutcome } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
-import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, executorOf, type LoopPorts, type LoopState } from './loop-state.js';
 
 export interface ExecuteToolsConfig {
@@ -41,11 +40,10 @@ export function executeTools(
   if (!Number.isInteger(maxParallelTools) || maxParallelTools < 1) {
     throw new RangeError(`executeTools: maxParallelTools must be a positive integer, got ${maxParallelTools}`);
   }
-  // Serial (concat): one batch of calls per state, in order.
-  return concatOrPass((state) => {
-    if (hasEnded(state)) return state;
-    const calls = pendingToolCalls(state.blocks);
-    return calls.length === 0 ? state : runCalls(ports, maxParallelTools, applyEdits(state), calls);
+  // concatMap: one batch of calls per state, in order.
+  return concatMap((state) => {
+    const calls = hasEnded(state) ? [] : pendingToolCalls(state.blocks);
+    return calls.length === 0 ? of(state) : runCalls(ports, maxParallelTools, applyEdits(state), calls);
   });
 }
 

@@ -1,8 +1,7 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { catchError, concatMap, defer, map, of, reduce, type Observable, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { createEvent } from '../streams/events.js';
-import { concatOrPass } from './concat-or-pass.js';
 import { endWith, engineOf, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
@@ -26,93 +25,16 @@ export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' |
  * of(state).pipe(inference(ports)) // emits the state with the model's answer appended
  */
 export function inference(ports: InferencePorts): OperatorFunction<LoopState, LoopState> {
-  // Serial (concat): one inference at a time, in order; the loop never has two in flight.
-  return concatOrPass((state) => (hasEnded(state) ? state : inferOnce(ports, state)));
+  // concatMap: one inference at a time, in order; the loop never has two in flight.
+  return concatMap((state) => (hasEnded(state) ? of(state) : inferOnce(ports, state)));
 }
 
 function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
-  // One subscription to the engine, folded by hand: this runs once per step, so it avoids the
-  // five operator layers a concat/tap/catchError chain would put on the hot path.
-  return new Observable<LoopState>((subscriber) => {
-    const { run } = state;
-    const { publish, scheduler, ids } = ports;
-    const engine = engineOf(ports, run);
+  const { run } = state;
+  const { publish, scheduler } = ports;
+  const engine = engineOf(ports, run);
+  return defer(() => {
     const startedAt = scheduler.now();
-    let text = '';
-    let reasoning = '';
-    const calls: Block[] = [];
-    let seenCallIds: Set<string> | undefined;
-    let finished: Extract<EngineEvent, { type: 'finished' }> | undefined;
-
-    let reasoningOpen = false;
-    // Reasoning comes first; whatever follows it (text, a call, the end) closes it.
-    const closeReasoning = (now: number): void => {
-      if (!reasoningOpen) return;
-      reasoningOpen = false;
-      publish(createEvent('reasoning-finished', run, now, { text: reasoning }));
-    };
-
-    const onEngineEvent = (event: EngineEvent): void => {
-      const now = scheduler.now();
-      if (event.type !== 'reasoning-delta') closeReasoning(now);
-      switch (event.type) {
-        case 'text-delta':
-          text += event.delta;
-          publish(createEvent('text-delta', run, now, { delta: event.delta, cumulative: text }));
-          break;
-        case 'reasoning-delta':
-          if (!reasoningOpen) {
-            reasoningOpen = true;
-            publish(createEvent('reasoning-started', run, now, {}));
-          }
-          reasoning += event.delta;
-          publish(createEvent('reasoning-delta', run, now, { delta: event.delta, cumulative: reasoning }));
-          break;
-        case 'tool-call': {
-          // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
-          seenCallIds ??= new Set();
-          const id = event.id && !seenCallIds.has(event.id) ? event.id : ids.next('call');
-          seenCallIds.add(id);
-          calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });
-          publish(createEvent('tool-call-requested', run, now, { tool_call_id: id, name: event.name, args: event.args }));
-          break;
-        }
-        case 'finished':
-          finished = event;
-          break;
-      }
-    };
-
-    const answered = (): LoopState => {
-      closeReasoning(scheduler.now());
-      publish(
-        createEvent('inference-finished', run, scheduler.now(), {
-          text,
-          model: finished?.model ?? engine.model,
-          usage: finished?.usage ?? { input_tokens: 0, output_tokens: 0 },
-          stop_reason: finished?.stop_reason ?? null,
-          duration_ms: scheduler.now() - startedAt,
-        }),
-      );
-      const answer: Block[] = [];
-      if (reasoning) answer.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
-      if (text) answer.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
-      return { ...state, blocks: [...state.blocks, ...answer, ...calls], iteration: state.iteration + 1, decision: undefined };
-    };
-
-    // Errors are values: a failed inference ends this run, never the session's streams.
-    const failed = (error: unknown): LoopState => {
-      const message = error instanceof Error ? error.message : String(error);
-      const code = error instanceof EngineError && error.code ? { code: error.code } : {};
-      publish(createEvent('inference-failed', run, scheduler.now(), { message, ...code }));
-      return endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message });
-    };
-
-    const settle = (next: LoopState): void => {
-      subscriber.next(next);
-      subscriber.complete();
-    };
-
     publish(createEvent('inference-started', run, startedAt, { model: engine.model }));
     const request = {
       conv_id: run.conv_id,
@@ -122,19 +44,95 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
       blocks: run.history.length === 0 ? state.blocks : [...run.history, ...state.blocks],
       tools: registryOf(ports, run).specs(run.allowedTools),
     };
-    let events$: Observable<EngineEvent>;
-    try {
-      events$ = engine.infer(request);
-    } catch (error) {
-      // An engine that throws instead of erroring its stream still only fails this run.
-      settle(failed(error));
-      return;
-    }
     // Unsubscribing (cancellation) unsubscribes the engine, which aborts its request.
-    return events$.subscribe({
-      next: onEngineEvent,
-      error: (error: unknown) => settle(failed(error)),
-      complete: () => settle(answered()),
-    });
-  });
+    return engine.infer(request).pipe(
+      reduce(foldAnswer(ports, run), emptyAnswer()),
+      map((answer) => answered(ports, state, answer, startedAt)),
+    );
+  }).pipe(
+    // Errors are values: a failed inference ends this run, never the session's streams. Outside
+    // defer, so an engine that throws instead of erroring its stream fails this run only too.
+    catchError((error: unknown) => of(failed(ports, state, error))),
+  );
+}
+
+/** The model's answer as it streams in; each inference folds into its own. */
+interface Answer {
+  text: string;
+  reasoning: string;
+  /** Reasoning comes first; whatever follows it (text, a call, the end) closes it. */
+  reasoningOpen: boolean;
+  readonly calls: Block[];
+  readonly callIds: Set<string>;
+  finished?: Extract<EngineEvent, { type: 'finished' }>;
+}
+
+const emptyAnswer = (): Answer => ({ text: '', reasoning: '', reasoningOpen: false, calls: [], callIds: new Set() });
+
+function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: Answer): void {
+  if (!answer.reasoningOpen) return;
+  answer.reasoningOpen = false;
+  ports.publish(createEvent('reasoning-finished', run, ports.scheduler.now(), { text: answer.reasoning }));
+}
+
+/** Adds one engine event to the answer and publishes what it says, with the text so far. */
+function foldAnswer(ports: InferencePorts, run: LoopState['run']) {
+  const { publish, scheduler, ids } = ports;
+  return (answer: Answer, event: EngineEvent): Answer => {
+    const now = scheduler.now();
+    if (event.type !== 'reasoning-delta') closeReasoning(ports, run, answer);
+    switch (event.type) {
+      case 'text-delta':
+        answer.text += event.delta;
+        publish(createEvent('text-delta', run, now, { delta: event.delta, cumulative: answer.text }));
+        break;
+      case 'reasoning-delta':
+        if (!answer.reasoningOpen) {
+          answer.reasoningOpen = true;
+          publish(createEvent('reasoning-started', run, now, {}));
+        }
+        answer.reasoning += event.delta;
+        publish(createEvent('reasoning-delta', run, now, { delta: event.delta, cumulative: answer.reasoning }));
+        break;
+      case 'tool-call': {
+        // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
+        const id = event.id && !answer.callIds.has(event.id) ? event.id : ids.next('call');
+        answer.callIds.add(id);
+        answer.calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });
+        publish(createEvent('tool-call-requested', run, now, { tool_call_id: id, name: event.name, args: event.args }));
+        break;
+      }
+      case 'finished':
+        answer.finished = event;
+        break;
+    }
+    return answer;
+  };
+}
+
+function answered(ports: InferencePorts, state: LoopState, answer: Answer, startedAt: number): LoopState {
+  const { run } = state;
+  const { publish, scheduler, ids } = ports;
+  closeReasoning(ports, run, answer);
+  const { text, reasoning, finished } = answer;
+  publish(
+    createEvent('inference-finished', run, scheduler.now(), {
+      text,
+      model: finished?.model ?? engineOf(ports, run).model,
+      usage: finished?.usage ?? { input_tokens: 0, output_tokens: 0 },
+      stop_reason: finished?.stop_reason ?? null,
+      duration_ms: scheduler.now() - startedAt,
+    }),
+  );
+  const blocks: Block[] = [];
+  if (reasoning) blocks.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
+  if (text) blocks.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
+  return { ...state, blocks: [...state.blocks, ...blocks, ...answer.calls], iteration: state.iteration + 1, decision: undefined };
+}
+
+function failed(ports: InferencePorts, state: LoopState, error: unknown): LoopState {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof EngineError && error.code ? { code: error.code } : {};
+  ports.publish(createEvent('inference-failed', state.run, ports.scheduler.now(), { message, ...code }));
+  return endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message });
 }

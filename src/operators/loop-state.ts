@@ -1,4 +1,4 @@
-import type { Observable, SchedulerLike } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { Block } from '../core/turns.js';
 import type { Engine } from '../core/engine.js';
@@ -14,8 +14,6 @@ export interface RunContext extends EventOrigin {
   readonly history: readonly Block[];
   /** The tool allow-list of this run; undefined means every registered tool. */
   readonly allowedTools?: ReadonlySet<string>;
-  /** Emits when the run is cancelled. */
-  readonly cancel$: Observable<unknown>;
   /** This run's own iteration limit (the `/chat` override); else the loop's. */
   readonly maxIterations?: number;
   /** This run's engine, when its session (or the run itself) chose one; else the loop's `ports.engine`. */

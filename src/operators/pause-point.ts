@@ -1,14 +1,13 @@
-import type { OperatorFunction } from 'rxjs';
+import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { concatOrPass } from './concat-or-pass.js';
 import { endWith, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
 
 /**
  * A breakpoint: when step mode is on for the session, pauses the run at `phase` until the operator
- * continues (or denies or edits), the deadline passes, the run is cancelled or step mode is switched off.
+ * continues (or denies or edits), the deadline passes, or step mode is switched off.
  *
  * ```
  * state:   --s------------------|
@@ -19,7 +18,8 @@ import { endWith, hasEnded, registryOf, type LoopPorts, type LoopState } from '.
  *
  * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once.
  * A `deny` or `edit` decision rides on the state to `executeTools`; the `abort` timeout action ends
- * the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`.
+ * the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`;
+ * the state then goes nowhere.
  *
  * @example
  * of(state).pipe(pausePoint('after_inference', ports))
@@ -28,30 +28,33 @@ export function pausePoint(
   phase: PausePhase,
   ports: Pick<LoopPorts, 'controller' | 'registry'>,
 ): OperatorFunction<LoopState, LoopState> {
-  // Serial (concat): a run has at most one pause open, and states keep their order. Step mode off
-  // passes the state straight through, at no cost. The resolution is applied by concatOrPass's
-  // selector, not a `map`, so a long pause keeps one layer less alive.
-  return concatOrPass(
-    (state: LoopState) => {
-      if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return state;
-      const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
-      if (phase === 'after_inference' && calls.length === 0) return state;
-      const { run } = state;
-      return ports.controller.pause({
-        conv_id: run.conv_id,
-        session_id: run.session_id,
-        inference_id: run.inference_id,
-        turn_id: run.turn_id,
-        phase,
-        summary: summarize(phase, state, calls),
-        tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
-        validateEdit: editValidator(calls, registryOf(ports, run)),
-        // No cancel$ here: cancellation is unsubscription (the run tears the loop down), which
-        // resolves the pause as `cancelled` all the same, without a subscription per waiting pause.
-      });
-    },
-    (resolution: PauseResolution, state: LoopState) => applyResolution(phase, state, resolution),
-  );
+  // concatMap: a run has at most one pause open, and states keep their order.
+  return concatMap((state: LoopState) => pauseAt(phase, ports, state));
+}
+
+/**
+ * One state at a pause point: the state at once when there is nothing to pause for, else the
+ * controller's pause with its resolution applied. The tool loop calls it directly for its pause
+ * phases, so a waiting run holds no concatMap layer (each live layer costs about 1 KB of heap per
+ * paused run, `paused_heap_per_run`).
+ */
+export function pauseAt(phase: PausePhase, ports: Pick<LoopPorts, 'controller' | 'registry'>, state: LoopState): Observable<LoopState> {
+  if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
+  const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
+  if (phase === 'after_inference' && calls.length === 0) return of(state);
+  const { run } = state;
+  return ports.controller
+    .pause({
+      conv_id: run.conv_id,
+      session_id: run.session_id,
+      inference_id: run.inference_id,
+      turn_id: run.turn_id,
+      phase,
+      summary: summarize(phase, state, calls),
+      tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
+      validateEdit: editValidator(calls, registryOf(ports, run)),
+    })
+    .pipe(map((resolution) => applyResolution(phase, state, resolution)));
 }
 
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {

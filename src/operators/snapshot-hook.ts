@@ -1,7 +1,6 @@
-import { catchError, concat, from, ignoreElements, of, type Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { catchError, concat, concatMap, from, ignoreElements, of, type Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
 import { createEvent, type EventOrigin } from '../streams/events.js';
-import { concatOrPass } from './concat-or-pass.js';
 import { hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type SnapshotPhase = 'pre_inference' | 'post_inference' | 'post_tools';
@@ -43,17 +42,17 @@ export function snapshotHook(
     const message = `snapshot hook ${phase} failed: ${error instanceof Error ? error.message : String(error)}`;
     ports.publish(createEvent('log', state.run, ports.scheduler.now(), { level: 'warn', message }));
   };
-  // Serial (concat): a slow hook must delay this state, never reorder it.
-  return concatOrPass((state): LoopState | Observable<LoopState> => {
-    if (hasEnded(state)) return state;
+  // concatMap: a slow hook must delay this state, never reorder it.
+  return concatMap((state): Observable<LoopState> => {
+    if (hasEnded(state)) return of(state);
     let output: void | ObservableInput<unknown>;
     try {
       output = hook({ phase, run: state.run, iteration: state.iteration, blocks: state.blocks });
     } catch (error) {
       warn(state, error);
-      return state;
+      return of(state);
     }
-    if (output === undefined || output === null) return state;
+    if (output === undefined || output === null) return of(state);
     const waited$ = from(output).pipe(
       ignoreElements(),
       catchError((error: unknown) => {

@@ -3,7 +3,7 @@ import { pendingToolCalls } from '../core/turns.js';
 import { executeTools } from './execute-tools.js';
 import { inference } from './inference.js';
 import { endWith, hasEnded, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
-import { pausePoint } from './pause-point.js';
+import { pauseAt, pausePoint } from './pause-point.js';
 import { snapshotHook, type SnapshotHook } from './snapshot-hook.js';
 
 export interface ToolLoopConfig {
@@ -63,9 +63,11 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     after_tools: pausePoint('after_tools', ports),
   };
 
-  // Step mode off: a whole step is one pipeline (its pause points still stop if step mode is switched
-  // on meanwhile), which is the fast path; step mode on: a phase at a time, so a pause holds little.
-  const wholeStep = pipe(phases.inference, phases.after_inference, phases.tools, phases.after_tools);
+  // Step mode off: a whole step is one pipeline, which is the fast path; its after_inference point
+  // still stops if step mode is switched on meanwhile, and its after_tools point is the next phase,
+  // which `phaseOf` passes over unless step mode is on by then. Step mode on: a phase at a time, so a
+  // pause holds little.
+  const wholeStep = pipe(phases.inference, phases.after_inference, phases.tools);
 
   /** The phase to run for this state: pause points are passed over while step mode is off. */
   const phaseOf = (state: LoopState): LoopPhase => {
@@ -81,15 +83,18 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
       return of(endWith(state, { status: 'max_iterations' }));
     }
     const whole = phase === 'inference' && !ports.controller.isEnabled(state.run.session_id);
-    const next = whole ? 'inference' : FOLLOWING[phase];
+    const next = whole ? 'after_tools' : FOLLOWING[phase];
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
-    const output$ = (whole ? wholeStep : phases[phase])(of<LoopState>({ ...state, next }));
+    const input: LoopState = { ...state, next };
+    // A pause phase is the pause itself, with no operator layer around it: a run may wait for
+    // minutes, and each live layer costs heap for every paused run. Pauses need no trampoline
+    // either (every cycle has work phases).
+    if (phase === 'after_inference' || phase === 'after_tools') return pauseAt(phase, ports, input);
     // Work phases start on the queue scheduler: one that finishes synchronously (zero-latency engine
     // and tools) lets the next start only after it has returned, so a long run keeps a flat stack;
-    // still synchronous, so virtual time is unchanged. Pauses need no trampoline (every cycle has work
-    // phases) and so hold one layer less while they wait.
-    return phase === 'after_inference' || phase === 'after_tools' ? output$ : output$.pipe(subscribeOn(queueScheduler));
+    // still synchronous, so virtual time is unchanged.
+    return (whole ? wholeStep : phases[phase])(of(input)).pipe(subscribeOn(queueScheduler));
   };
 
   return (source) => source.pipe(expand(run));

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { Session } from '../sessions/session.js';
+import type { ContinueCommand } from '../streams/step-commands.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { assertDebug, assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
 import { forbidden, HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
@@ -11,7 +12,8 @@ const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.
 const continueSchema = z.object({
   pause_id: z.string().min(1).max(256),
   conv_id: convIdSchema.optional(),
-  action: z.enum(['continue', 'deny', 'edit']).optional(),
+  // Any string here: an unknown action is answered as `invalid_action`, not as a malformed request.
+  action: z.string().max(64).optional(),
   tool_call_ids: z.array(z.string()).max(1000).optional(),
   reason: z.string().max(10_000).optional(),
   edits: z.record(z.string(), z.unknown()).optional(),
@@ -71,13 +73,21 @@ function targetSession(context: ServerContext, caller: Caller, body: unknown): S
   return session;
 }
 
+const ACTIONS: readonly string[] = ['continue', 'deny', 'edit'] satisfies readonly NonNullable<ContinueCommand['action']>[];
+const isAction = (action: string): action is NonNullable<ContinueCommand['action']> => ACTIONS.includes(action);
+
 const SUBMIT_STATUS = { unknown_pause: 404, pause_resolved: 409, invalid_action: 400, invalid_arguments: 400 } as const;
 
 function continuePause(context: ServerContext, body: unknown, res: Response): void {
   const command = parseOr400(continueSchema, body);
+  if (command.action !== undefined && !isAction(command.action)) {
+    // Refused before the pause is looked up: the request is wrong whichever pause it names.
+    throw new HttpError(400, 'invalid_action', `unknown action "${command.action}" (continue, deny or edit)`);
+  }
   const caller = callerFrom(res);
+  const { controller } = context.stepwise;
   // Known also after resolution, so a foreign pause is refused with 403 whatever its state.
-  const convId = context.encoder.convOfPause(command.pause_id) ?? context.stepwise.controller.get(command.pause_id)?.conv_id;
+  const convId = controller.convOf(command.pause_id);
   if (convId !== undefined) {
     if (command.conv_id !== undefined && command.conv_id !== convId) {
       throw forbidden(`pause "${command.pause_id}" does not belong to conversation "${command.conv_id}"`);
@@ -85,7 +95,8 @@ function continuePause(context: ServerContext, body: unknown, res: Response): vo
     const session = context.stepwise.sessions.get(convId);
     if (session) assertOwner(caller, session);
   }
-  const submitted = context.stepwise.controller.submit({
+  // Validated and resolved here; the run resumes on its own scheduler after this handler has answered.
+  const submitted = controller.submit({
     pause_id: command.pause_id,
     ...(command.action ? { action: command.action } : {}),
     ...(command.tool_call_ids ? { tool_call_ids: command.tool_call_ids } : {}),

@@ -221,7 +221,6 @@ class LoopSession implements Session {
       ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
       ...(engine ? { engine } : {}),
       ...(tools ? { tools } : {}),
-      cancel$,
     };
     const handle = new LoopRunHandle(inference_id, turn_id, this.conv_id, settings.views.hub.lastSeq(this.conv_id), settings.views);
     const current: ActiveRun = { turn_id, cancel$, blocks: [userBlock] };
@@ -232,7 +231,7 @@ class LoopSession implements Session {
       this.active = undefined;
       settings.onActivity?.(this);
     };
-    current.subscription = createRun$(ports, settings.loop, run, userBlock, (blocks) => {
+    current.subscription = createRun$(ports, settings.loop, run, userBlock, cancel$, (blocks) => {
       current.blocks = blocks;
     }).subscribe({
       next: (result) => {

@@ -24,8 +24,6 @@ export interface EventHub {
   readonly events$: Observable<SequencedEvent>;
   /** Live events of one conversation. */
   conversation$(convId: string): Observable<SequencedEvent>;
-  /** Live events of one session. */
-  session$(sessionId: string): Observable<SequencedEvent>;
   /** Buffered events with seq > sinceSeq, then live ones: no gap, no duplicate. */
   replay$(convId: string, sinceSeq: number): Observable<SequencedEvent>;
   /** A snapshot of the buffer after `sinceSeq`, at most `limit` frames (oldest first). */
@@ -138,14 +136,6 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     publish,
     events$: all.asObservable(),
     conversation$,
-    session$: (sessionId) =>
-      new Observable<SequencedEvent>((subscriber) =>
-        all.subscribe({
-          next: (frame) => {
-            if (frame.event.session_id === sessionId) subscriber.next(frame);
-          },
-        }),
-      ),
     replay$,
     buffered,
     lastSeq: (convId) => logs.get(convId)?.seq ?? 0,

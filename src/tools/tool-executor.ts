@@ -15,7 +15,7 @@ import {
 } from 'rxjs';
 import type { ToolCall } from '../core/turns.js';
 import type { ToolErrorPolicy } from './define-tool.js';
-import { invokeTool } from './invoke-tool.js';
+import { invokeTool, type Invocation } from './invoke-tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 export interface ToolExecutorConfig {
@@ -64,6 +64,13 @@ function positive(name: string, value: number, allowZero: boolean): void {
   if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
     throw new RangeError(`createToolExecutor: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${value}`);
   }
+}
+
+/** One attempt's result as an Observable of the tool's last value. */
+function resultOf(invocation: Invocation): Observable<unknown> {
+  if (invocation.kind === 'value') return of(invocation.value);
+  if (invocation.kind === 'error') return throwError(() => invocation.error);
+  return invocation.output$.pipe(last(undefined, null));
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -115,39 +122,37 @@ export function createToolExecutor(
         },
       });
 
-      // The first attempt runs now: a synchronous answer (or failure, with no retry to make) is done.
-      const first = invokeTool(tool, args, call.id, scheduler);
-      if (first.kind === 'value') return of(started, finished(first.value));
-      if (first.kind === 'error' && policy !== 'retry') return of(started, finished(null, first.error));
-
-      let attempts = 0;
-      const attempt$ = defer(() => {
-        const invocation = attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler);
-        if (invocation.kind === 'value') return of(invocation.value);
-        if (invocation.kind === 'error') return throwError(() => invocation.error);
-        return invocation.output$.pipe(last(undefined, null));
-      }).pipe(
-        // Unsubscribing at the deadline aborts the tool's signal (see invokeTool).
-        timeout({
-          first: timeoutMs,
-          scheduler,
-          with: () => throwError(() => new ToolTimeoutError(`tool "${call.name}" timed out after ${timeoutMs} ms`)),
-        }),
-      );
-      const retried$ =
-        policy === 'retry'
-          ? attempt$.pipe(
-              retry({
-                count: settings.maxRetries,
-                delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
-              }),
-            )
-          : attempt$;
-      // Errors are values: the model sees them; only the `abort` policy ends the run.
-      const settled$ = retried$.pipe(
-        map((result) => finished(result)),
-        catchError((error: unknown) => of(finished(null, error))),
-      );
+      // `started` goes out before the tool is called, so `tool.delta {exec: true}` precedes anything
+      // the tool does. The first attempt is made on subscription, after it: a synchronous answer (or
+      // failure, with no retry to make) is done with no timer or retry machinery.
+      const settled$ = defer(() => {
+        const first = invokeTool(tool, args, call.id, scheduler);
+        if (first.kind === 'value') return of(finished(first.value));
+        if (first.kind === 'error' && policy !== 'retry') return of(finished(null, first.error));
+        let attempts = 0;
+        const tried$ = defer(() => resultOf(attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler))).pipe(
+          // Unsubscribing at the deadline aborts the tool's signal (see invokeTool).
+          timeout({
+            first: timeoutMs,
+            scheduler,
+            with: () => throwError(() => new ToolTimeoutError(`tool "${call.name}" timed out after ${timeoutMs} ms`)),
+          }),
+        );
+        const retried$ =
+          policy === 'retry'
+            ? tried$.pipe(
+                retry({
+                  count: settings.maxRetries,
+                  delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
+                }),
+              )
+            : tried$;
+        // Errors are values: the model sees them; only the `abort` policy ends the run.
+        return retried$.pipe(
+          map((result) => finished(result)),
+          catchError((error: unknown) => of(finished(null, error))),
+        );
+      });
       return concat(of(started), settled$);
     });
 

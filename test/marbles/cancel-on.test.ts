@@ -1,5 +1,5 @@
 import { marbles } from 'rxjs-marbles/jest';
-import { finalize, Observable } from 'rxjs';
+import { finalize, Observable, of } from 'rxjs';
 import { cancelOn } from '../../src/index.js';
 
 describe('cancelOn', () => {
@@ -23,5 +23,11 @@ describe('cancelOn', () => {
   it('should pass source errors and completion through', marbles((m) => {
     m.expect(m.cold('-a-#').pipe(cancelOn(m.hot('------x')))).toBeObservable('-a-#');
     m.expect(m.cold('-a|').pipe(cancelOn(m.hot('------x')))).toBeObservable('-a|');
+  }));
+
+  it('should complete at once, never subscribing the source, when the notifier fires during subscribe', marbles((m) => {
+    const source = m.cold('--a|');
+    m.expect(source.pipe(cancelOn(of('x')))).toBeObservable('|');
+    m.expect(source).toHaveSubscriptions([]);
   }));
 });

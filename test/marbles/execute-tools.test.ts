@@ -29,6 +29,22 @@ describe('executeTools', () => {
     expect(toolUses(result).map((use) => use.id)).toEqual(['a', 'b', 'c']);
   }));
 
+  it('should publish tool-execution-started before the tool runs, and its result after', marbles((m) => {
+    const order: string[] = [];
+    const marker = defineTool({
+      name: 'echo',
+      description: 'records when it ran',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => (order.push('tool ran'), { text }),
+    });
+    const rt = createTestRuntime({ responses: [callEcho('x'), { text: 'ok' }], tools: [marker] });
+    rt.labels$(isExec).subscribe((label) => order.push(label));
+    m.expect(rt.labels$(isExec)).toBeObservable('(sr)', { s: 'tool-execution-started:call_1_1', r: 'tool-result:call_1_1' });
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'go' }), 0);
+    m.flush();
+    expect(order).toEqual(['tool-execution-started:call_1_1', 'tool ran', 'tool-result:call_1_1']);
+  }));
+
   it('should time a hanging tool out, abort its signal and give the model an error', marbles((m) => {
     const rt = createTestRuntime({ responses: [callEcho('x'), { text: 'ok' }], toolTimeoutMs: 1000, tool: createVirtualTool({ hang: true }) });
     m.expect(rt.labels$((l) => l.startsWith('tool-result'))).toBeObservable('1s e', { e: 'tool-result:call_1_1:error' });

@@ -58,8 +58,8 @@ export function createTestRuntime(options: TestRuntimeOptions = {}): TestRuntime
 export const isPauseOrEnd = (label: string): boolean => /^(paused|resumed|run-ended)/.test(label);
 
 /** A minimal run context for driving one operator by itself. */
-export function runContext(cancel$: Observable<unknown>, overrides: Partial<RunContext> = {}): RunContext {
-  return { conv_id: 'c1', session_id: 'sess_1', inference_id: 'inf_1', turn_id: 'turn_1', history: [], cancel$, ...overrides };
+export function runContext(overrides: Partial<RunContext> = {}): RunContext {
+  return { conv_id: 'c1', session_id: 'sess_1', inference_id: 'inf_1', turn_id: 'turn_1', history: [], ...overrides };
 }
 
 /** Marble values for pause and end labels. */

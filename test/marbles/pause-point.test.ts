@@ -1,5 +1,5 @@
 import { marbles } from 'rxjs-marbles/jest';
-import { map, NEVER, of, type Observable } from 'rxjs';
+import { map, NEVER, of } from 'rxjs';
 import {
   createSequentialIds,
   createStepController,
@@ -18,7 +18,7 @@ function setup() {
   const published: StepwiseEvent[] = [];
   const controller = createStepController({ ids: createSequentialIds(), publish: (e) => published.push(e) });
   const ports = { controller, registry: createToolRegistry([createVirtualTool()]) };
-  const state = (blocks: Block[], cancel$: Observable<unknown> = NEVER): LoopState => ({ run: runContext(cancel$), blocks, iteration: 1 });
+  const state = (blocks: Block[]): LoopState => ({ run: runContext(), blocks, iteration: 1 });
   return { controller, ports, published, state };
 }
 

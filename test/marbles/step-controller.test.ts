@@ -63,14 +63,39 @@ describe('createStepController', () => {
   }));
 
   it('should release a wait when the run is cancelled, after which lookup fails', marbles((m) => {
-    const { controller, request } = setup();
-    const cancel$ = m.hot('--x');
-    m.expect(controller.pause(request('s1', { cancel$ })).pipe(reasonOf)).toBeObservable('--(x|)', { x: 'cancelled' });
+    const { controller, published, request } = setup();
+    // A run is cancelled by unsubscription (its loop is torn down): the pause resolves as cancelled.
+    m.expect(controller.pause(request()).pipe(reasonOf), '^-!').toBeObservable('--');
     m.scheduler.schedule(() => {
+      expect(published.map(labelOf)).toEqual(['paused:after_inference', 'resumed:cancelled']);
       expect(controller.get('pause_1')).toBeUndefined();
       const second = controller.submit({ pause_id: 'pause_1' });
       expect(second.ok || second.error.code).toBe('pause_resolved');
     }, 3);
+  }));
+
+  it('should hand the resolution back only after submit has returned', marbles((m) => {
+    const { controller, request } = setup();
+    const order: string[] = [];
+    controller.pause(request()).subscribe((resolution) => order.push(`loop resumed: ${resolution.reason}`));
+    m.scheduler.schedule(() => {
+      controller.submit({ pause_id: 'pause_1' });
+      order.push('submit returned');
+    }, 2);
+    m.flush();
+    expect(order).toEqual(['submit returned', 'loop resumed: continued']);
+  }));
+
+  it('should know the conversation of a pause while pending and after it resolved', marbles((m) => {
+    const { controller, request } = setup();
+    controller.pause(request('s1')).subscribe();
+    expect(controller.convOf('pause_1')).toBe('conv-s1');
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1' }), 1);
+    m.scheduler.schedule(() => {
+      expect(controller.get('pause_1')).toBeUndefined();
+      expect(controller.convOf('pause_1')).toBe('conv-s1');
+      expect(controller.convOf('nope')).toBeUndefined();
+    }, 2);
   }));
 
   it('should resolve as cancelled when unsubscribed, leaving no timer', marbles((m) => {

@@ -33,6 +33,17 @@ describe('toolLoop', () => {
     expect(rt.tool.calls.map((call) => call.at)).toEqual([5]);
   }));
 
+  it('should run the resumed tool only after submit has returned, in the same virtual frame', marbles((m) => {
+    const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'done' }], stepMode: true });
+    startAt(m, 0, () => rt.session.start({ prompt: 'hi' }).result$);
+    m.scheduler.schedule(() => {
+      expect(rt.sw.controller.submit({ pause_id: 'pause_1' })).toMatchObject({ ok: true });
+      expect(rt.tool.calls).toHaveLength(0);
+    }, 3);
+    m.flush();
+    expect(rt.tool.calls.map((call) => call.at)).toEqual([3]);
+  }));
+
   it('should resolve each pause at its deadline with the continue action by default', marbles((m) => {
     const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'done' }], stepMode: true });
     m.expect(rt.labels$(isPauseOrEnd)).toBeObservable('p 29999ms (tq) 29996ms (te)', L);
@@ -176,8 +187,9 @@ describe('toolLoop', () => {
       pauses += 1;
       rt2.sw.controller.submit({ pause_id: event.pause.pause_id });
     });
+    // Each continue resumes the loop on the scheduler, after submit returned: all within frame 0.
+    m.expect(rt2.labels$(isPauseOrEnd)).toBeObservable('(prqre)', L);
     const run = startAt(m, 0, () => rt2.session.start({ prompt: 'hi' }).result$);
-    m.expect(rt2.labels$(isPauseOrEnd)).toBeObservable('-');
     m.flush();
     expect(pauses).toBeGreaterThanOrEqual(1);
     expect(requests.length).toBeGreaterThanOrEqual(2);
@@ -195,7 +207,7 @@ describe('toolLoop', () => {
     expect(toolUses(result)).toHaveLength(steps);
   });
 
-  it('should keep a flat stack when step mode is on and every pause is continued synchronously', () => {
+  it('should keep a flat stack when step mode is on and every pause is continued synchronously', marbles((m) => {
     const steps = 300;
     const rt = createTestRuntime({ responses: [...Array.from({ length: steps }, (_, i) => callEcho(String(i))), { text: 'done' }], maxIterations: steps + 1, stepMode: true });
     let pauses = 0;
@@ -206,7 +218,8 @@ describe('toolLoop', () => {
     });
     let result: RunResult | undefined;
     rt.session.start({ prompt: 'go' }).result$.subscribe((r) => (result = r));
+    m.flush();
     expect(result?.status).toBe('completed');
     expect(pauses).toBe(2 * steps);
-  });
+  }));
 });

@@ -104,6 +104,17 @@ describe('step mode over the wire', () => {
     await ws.close();
   });
 
+  it('should refuse an unknown action with 400 invalid_action and leave the pause waiting', async () => {
+    const { ws, conv } = await startStepping(t);
+    const pause = await ws.next('debugger.pause');
+    const refused = await post(t.base, '/debug/continue', { pause_id: pause.pause_id, action: 'explode' });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'invalid_action', message: expect.stringContaining('explode') } } });
+    expect((await get(t.base, `/debug/pauses?conv_id=${conv}`)).body.pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id })]);
+    await post(t.base, '/chat/cancel', { conv_id: conv });
+    await ws.next('run.end');
+    await ws.close();
+  });
+
   it('should release every pause when step mode is disabled, and not pause again', async () => {
     const { ws, conv } = await startStepping(t);
     await ws.next('debugger.pause');
