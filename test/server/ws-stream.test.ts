@@ -24,6 +24,7 @@ describe('the WebSocket stream', () => {
       server_time: expect.any(Number),
       last_seq: 0,
       pending_pauses: [],
+      engine: { name: 'scripted', model: 'scripted' },
     });
     const shown = await get(t.base, '/conversations/hello-1');
     expect(shown.body.session_id).toBe(ws.hello.session_id);
