@@ -41,7 +41,9 @@ export function createFrameEncoder(hub: EventHub): FrameEncoder {
     messageOf: (convId, inferenceId, seq) => lastAtOrBefore(messages.get(convId)?.get(inferenceId) ?? [], seq),
   };
 
+  // Newest last: what is forgotten first is what started longest ago.
   const remember = <V>(map: Map<string, V>, key: string, value: V, limit: number): void => {
+    map.delete(key);
     map.set(key, value);
     if (map.size > limit) map.delete(map.keys().next().value as string);
   };
@@ -49,8 +51,8 @@ export function createFrameEncoder(hub: EventHub): FrameEncoder {
   // A throw here would be rethrown asynchronously by RxJS and end the process: this cannot fail.
   const subscription: Subscription = hub.events$.subscribe(({ seq, event }) => {
     if (event.type === 'inference-started') {
-      let runs = messages.get(event.conv_id);
-      if (!runs) remember(messages, event.conv_id, (runs = new Map()), CONVERSATION_MEMORY);
+      const runs = messages.get(event.conv_id) ?? new Map<string, Message[]>();
+      remember(messages, event.conv_id, runs, CONVERSATION_MEMORY);
       const runMessages = runs.get(event.inference_id) ?? [];
       runMessages.push({ seq, id: `${event.inference_id}:${runMessages.length + 1}`, model: event.model });
       remember(runs, event.inference_id, runMessages, RUN_MEMORY);

@@ -20,8 +20,10 @@ export interface Fanout {
 
 /**
  * hub -> encode -> fan-out, once per conversation: each client gets each turn's frames as one shared
- * buffer. Sending every frame to every client (`ws.send` per frame and client) measured fanout_1 at
- * 0.55-0.75× the raw `ws` server; one buffer per turn is what brings it over 1× (see bench/wire.ts).
+ * buffer, in one write. Written first as `ws.send` per frame and client (socket corked per turn), the
+ * bench measured fanout_1 / 10 / 100 at 0.55-0.75× / 1.5-2.6× / 2.8-4.4× the raw `ws` server; one
+ * buffer per turn gave 0.86-0.93× / 3.9-5.2× / 5.3-5.5× (main's hand-framed path: 0.81× / 4.2× / 6.2×
+ * in the same conditions). What is left of fanout_1 is JSON.stringify, as the raw server's.
  */
 export function createFanout(hub: EventHub, encoder: FrameEncoder): Fanout {
   const channels = new Map<string, Observable<Batch>>();
