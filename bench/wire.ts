@@ -166,16 +166,26 @@ async function fanoutRaw(texts: readonly string[], clients: number): Promise<num
   return (texts.length * clients) / elapsed;
 }
 
-export async function runWireBenchmarks(): Promise<BenchEntry[]> {
+/** Which cases to run; all by default (`npm run bench`), fewer to profile one. */
+export interface WireBenchOptions {
+  readonly resume?: boolean;
+  readonly fanoutClients?: readonly number[];
+}
+
+export async function runWireBenchmarks(options: WireBenchOptions = {}): Promise<BenchEntry[]> {
+  const { resume: withResume = true, fanoutClients = FANOUT_CLIENTS } = options;
   const server = createBenchServer(RESUME_SAMPLES + RESUME_WARMUP + RECORDED_STEPS);
   const port = await listen(server.http);
   const base = `http://127.0.0.1:${port}`;
   const wsBase = `ws://127.0.0.1:${port}`;
   try {
-    const resume = await measureResume(base, wsBase);
+    const entries: BenchEntry[] = [];
+    if (withResume) {
+      const resume = await measureResume(base, wsBase);
+      entries.push(entry('resume_wire', median(resume), 'ms'), entry('resume_wire_p99', percentile(resume, 99), 'ms'));
+    }
     const events = (await recordRun(server)).slice(0, RECORDED_STEPS * 8);
-    const entries: BenchEntry[] = [entry('resume_wire', median(resume), 'ms'), entry('resume_wire_p99', percentile(resume, 99), 'ms')];
-    for (const clients of FANOUT_CLIENTS) {
+    for (const clients of fanoutClients) {
       const ours: number[] = [];
       const raw: number[] = [];
       for (let repeat = 0; repeat < FANOUT_REPEATS; repeat++) {

@@ -65,13 +65,14 @@ const ROUTES: readonly (readonly [string, string])[] = [
 export function createServer(options: ServerOptions): StepwiseServer {
   const stepwise = createStepwise(options.runtime);
   // Subscribed before any client, so it sees every event first and in hub order.
-  const encoder = createFrameEncoder(stepwise.hub, { retain: 2 * (options.runtime.bufferSize ?? 1000) + 100 });
+  const encoder = createFrameEncoder(stepwise.hub);
   const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
   const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles };
   const tokens: TokenTable = options.tokens ?? new Map();
   const app = buildApp(context, tokens, options);
   const http = createHttpServer(app);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
   const forwarder = createWsForwarder(
     stepwise,
     encoder,

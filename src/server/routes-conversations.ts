@@ -59,10 +59,8 @@ export function conversationRoutes(context: ServerContext): Router {
     const session = ownedSession(context, callerFrom(res), query.conv_id);
     const limit = Math.min(query.limit ?? MAX_HYDRATE_LIMIT, MAX_HYDRATE_LIMIT);
     const { frames, lastSeq } = hub.buffered(query.conv_id, query.since_seq ?? 0, limit);
-    // The frames' texts are the very bytes the WebSocket sends: joined, not re-serialized.
-    const texts = frames.map((item) => context.encoder.encode(item).text);
-    const head = JSON.stringify({ conv_id: query.conv_id, session_id: session.session_id }).slice(0, -1);
-    res.type('application/json').send(`${head},"frames":[${texts.join(',')}],"last_seq":${lastSeq}}`);
+    // The very frames the WebSocket sent, as encoded when the hub delivered them.
+    res.json({ conv_id: query.conv_id, session_id: session.session_id, frames: frames.map((item) => context.encoder.encode(item).frame), last_seq: lastSeq });
   });
   return router;
 }

@@ -13,58 +13,31 @@ export interface SemFrame {
   readonly event: SemEvent;
 }
 
-/**
- * What the mapping remembers between events of one run: which model message is streaming, so every
- * `llm.*` frame of one inference shares an id and a model. Kept by the frame encoder, in hub order.
- */
+/** One model message of a run: every `llm.*` frame of one inference shares its id and model. */
+export interface Message {
+  /** The seq of its `inference-started`. */
+  readonly seq: number;
+  readonly id: string;
+  readonly model: string;
+}
+
+/** What the mapping needs beyond the event: the model message streaming at that seq of the run. */
 export interface FrameContext {
-  messageOf(inferenceId: string): { id: string; model: string } | undefined;
+  messageOf(convId: string, inferenceId: string, seq: number): Message | undefined;
 }
 
 /** Maps one hub event to its one SEM frame, with the hub's seq, so frame seqs stay consecutive. */
 export function toSemFrame({ seq, event }: SequencedEvent, context: FrameContext): SemFrame {
-  // Built fresh per frame, so adding seq in place spares a copy on the fan-out hot path.
-  const body = toSemEvent(event, context) as { seq?: number };
+  const body = toSemEvent(event, context.messageOf(event.conv_id, event.inference_id, seq));
+  // Built fresh for this frame: seq goes in place rather than into a copy (this runs once per frame).
   body.seq = seq;
-  return { sem: true, event: body as SemEvent };
+  return { sem: true, event: body };
 }
 
-/**
- * The text of an `llm.delta` frame, byte for byte `JSON.stringify(toSemFrame(item, context))`, written
- * by hand: it is the frame a stream sends per token, and the metadata it repeats is serialized once per
- * inference rather than once per frame. Undefined for any other frame, or a field that is not a string
- * (JSON.stringify's rules for those apply on the generic path).
- */
-export function llmDeltaText({ seq, event }: SequencedEvent, context: FrameContext): string | undefined {
-  if (event.type !== 'text-delta' || typeof event.delta !== 'string' || typeof event.cumulative !== 'string' || !Number.isSafeInteger(seq)) {
-    return undefined;
-  }
-  const message = context.messageOf(event.inference_id);
-  const id = message?.id ?? event.inference_id;
-  if (typeof id !== 'string') return undefined;
-  const metadata = metadataText(event, message?.model ?? '');
-  return `{"sem":true,"event":{"type":"llm.delta","id":${JSON.stringify(id)},"delta":${JSON.stringify(event.delta)},"cumulative":${JSON.stringify(event.cumulative)},"metadata":${metadata},"seq":${seq}}}`;
-}
+/** A SEM event under construction. */
+type Body = { -readonly [K in keyof SemEvent]: SemEvent[K] };
 
-/** The last metadata serialized: consecutive deltas of one inference share it. */
-let lastMetadata = { inference_id: '', turn_id: '', session_id: '', model: '', text: '' } as Record<string, unknown> & { text: string };
-
-function metadataText(event: StepwiseEvent, model: string): string {
-  const last = lastMetadata;
-  if (last.inference_id === event.inference_id && last.turn_id === event.turn_id && last.session_id === event.session_id && last.model === model) {
-    return last.text;
-  }
-  const metadata = llmMetadata(event, model);
-  lastMetadata = { ...metadata, text: JSON.stringify(metadata) };
-  return lastMetadata.text;
-}
-
-function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent, 'seq'> {
-  // Only llm.* frames need the streaming message and its metadata; the rest build neither (this runs
-  // once per frame, and every object here is garbage right after serialization).
-  const isLlm = event.type === 'inference-started' || event.type === 'text-delta' || event.type === 'inference-finished' ||
-    event.type === 'inference-failed' || event.type === 'reasoning-started' || event.type === 'reasoning-delta' || event.type === 'reasoning-finished';
-  const message = isLlm ? context.messageOf(event.inference_id) : undefined;
+function toSemEvent(event: StepwiseEvent, message: Message | undefined): Body {
   const messageId = message?.id ?? event.inference_id;
   const model = message?.model ?? '';
   switch (event.type) {
@@ -106,12 +79,12 @@ function toSemEvent(event: StepwiseEvent, context: FrameContext): Omit<SemEvent,
   }
 }
 
-/** The `metadata` of llm.start and llm.delta, fields in this order (the wire bytes depend on it). */
+/** The `metadata` of llm.start and llm.delta. */
 function llmMetadata(event: StepwiseEvent, model: string): Record<string, unknown> {
   return { inference_id: event.inference_id, turn_id: event.turn_id, session_id: event.session_id, model };
 }
 
-function pauseEvent(event: Extract<StepwiseEvent, { type: 'paused' }>): Omit<SemEvent, 'seq'> {
+function pauseEvent(event: Extract<StepwiseEvent, { type: 'paused' }>): Body {
   const { pause } = event;
   return {
     type: 'debugger.pause',

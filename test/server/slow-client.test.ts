@@ -48,4 +48,25 @@ describe('a client that stops reading', () => {
     expect(all.sequenced).toEqual(frames);
     await Promise.all([good.close(), back.close(), all.close()]);
   });
+
+  it('should be closed with 1013 and, reconnecting with since_seq (typically mid-run), miss nothing and get nothing twice', async () => {
+    const good = await SemClient.connect(`${t.wsBase}/ws?conv_id=back`);
+    const slow = await SemClient.connect(`${t.wsBase}/ws?conv_id=back`);
+    socketOf(slow).pause();
+    await post(t.base, '/chat', { prompt: 'talk', conv_id: 'back' });
+    // Far past its budget (and the kernel's buffers) while it does not read: the server gives up on it.
+    await good.waitFor((frame) => frame.type === 'llm.delta' && (frame.seq ?? 0) > 700);
+    socketOf(slow).resume();
+    expect(await slow.waitClose()).toBe(CLOSE_TRY_AGAIN_LATER);
+    const got = slow.sequenced;
+    expect(got).toEqual(good.sequenced.slice(0, got.length));
+
+    const back = await SemClient.connect(`${t.wsBase}/ws?conv_id=back&since_seq=${got.at(-1)?.seq ?? 0}`);
+    expect((await back.next('run.end', 20_000)).status).toBe('completed');
+    await good.next('run.end', 20_000);
+    const all = good.sequenced;
+    expect(all.filter((frame) => frame.type === 'llm.delta')).toHaveLength(WORDS);
+    expect([...got, ...back.sequenced]).toEqual(all);
+    await Promise.all([good.close(), back.close()]);
+  });
 });
