@@ -28,6 +28,8 @@ export interface LoopBenchConfig {
   readonly runsPerSample?: number;
   readonly rounds?: number;
   readonly warmupRounds?: number;
+  /** Samplers to run (`stepwise`, `rx`, `plain`, `realistic`, `realisticRx`); all by default. To profile one. */
+  readonly only?: readonly string[];
 }
 
 const DEFAULT_LOOP_BENCH = Object.freeze({ steps: 15, realisticSteps: 10, runsPerSample: 4, rounds: 300, warmupRounds: 40 });
@@ -97,19 +99,18 @@ export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfi
   const { steps, realisticSteps, runsPerSample, rounds, warmupRounds } = { ...DEFAULT_LOOP_BENCH, ...config };
   const tool = createEchoTool(lib);
   const asyncTool = createAsyncEchoTool(lib);
-  const figures = await sampleInterleaved(
-    {
-      stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
-      rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
-      plain: baselineSampler(lib, tool, steps, runsPerSample, runPlainLoop),
-      realistic: stepwiseSampler(lib, asyncTool, realisticSteps, runsPerSample, true),
-      realisticRx: baselineSampler(lib, asyncTool, realisticSteps, runsPerSample, (engine, t, convId, max) =>
-        lastValueFrom(runBareRxLoopAsync(engine, t, convId, max)),
-      ),
-    },
-    rounds,
-    warmupRounds,
-  );
+  const samplers = {
+    stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
+    rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
+    plain: baselineSampler(lib, tool, steps, runsPerSample, runPlainLoop),
+    realistic: stepwiseSampler(lib, asyncTool, realisticSteps, runsPerSample, true),
+    realisticRx: baselineSampler(lib, asyncTool, realisticSteps, runsPerSample, (engine, t, convId, max) =>
+      lastValueFrom(runBareRxLoopAsync(engine, t, convId, max)),
+    ),
+  };
+  const chosen = Object.fromEntries(Object.entries(samplers).filter(([name]) => !config.only || config.only.includes(name))) as typeof samplers;
+  const figures = await sampleInterleaved(chosen, rounds, warmupRounds);
+  if (config.only) return Object.entries(figures).map(([name, value]) => entry(name, value, 'µs'));
   return [
     entry('loop_step', figures.stepwise, 'µs', figures.rx),
     entry('loop_step_plain', figures.stepwise, 'µs', figures.plain),

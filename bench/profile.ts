@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadStepwiseLib } from './lib.js';
+import { runLoopBenchmarks } from './loop.js';
+import { runResumeBenchmarks } from './resume.js';
+
+/**
+ * One case under the profiler, then its top self-times (STYLE.md: profile before changing anything
+ * for speed):
+ *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume)
+ *   npx tsx bench/profile.ts --summary .prof                          (self-times of the main thread's profile)
+ */
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+interface CpuProfile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+}
+
+function summarise(dir: string, top = 40): void {
+  // The largest: tsx's loader thread writes a small profile of its own beside the main thread's.
+  const newest = readdirSync(dir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .sort((a, b) => statSync(join(dir, a)).size - statSync(join(dir, b)).size)
+    .at(-1);
+  if (!newest) throw new Error(`no .cpuprofile in ${dir}`);
+  const profile = JSON.parse(readFileSync(join(dir, newest), 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<string, number>();
+  for (const id of profile.samples) {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) continue;
+    const file = frame.url.replace(/^.*\/(node_modules\/[^/]+|src|bench)\//, '$1/');
+    const key = `${frame.functionName || '(anonymous)'}  ${file}:${frame.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + 1);
+  }
+  const total = profile.samples.length;
+  console.log(`${newest}: ${total} samples`);
+  for (const [key, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${key}`);
+  }
+}
+
+const [what, dir] = process.argv.slice(2);
+if (what === '--summary') summarise(dir ?? '.prof');
+else {
+  const { lib } = await loadStepwiseLib();
+  if (what === 'resume') console.log(await runResumeBenchmarks(lib));
+  // `loop` (the best case) or `realistic`: stepwise's sampler only, so the profile is ours alone.
+  else console.log(await runLoopBenchmarks(lib, { rounds: 600, only: [what === 'realistic' ? 'realistic' : 'stepwise'] }));
+}
