@@ -9,6 +9,9 @@ import { createFrameEncoder } from './frame-encoder.js';
 import { chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
 import { debugRoutes } from './routes-debug.js';
+import { decisionRoutes } from './routes-decisions.js';
+import type { Store } from '../core/store.js';
+import { createMemoryStore } from '../store/memory.js';
 import { createProfileTable, type Profile } from './profiles.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
@@ -30,6 +33,11 @@ export interface ServerOptions {
   readonly dashboardDir?: string;
   /** Profiles for `POST /chat/:profile` and `GET /profiles` (SPEC §9). Default none. */
   readonly profiles?: readonly Profile[];
+  /**
+   * Where frames and decisions are read from (the audit trail). Default a memory store. The runtime's
+   * `stepwise.store` takes its place once the runtime writes through a store.
+   */
+  readonly store?: Store;
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;
 }
@@ -53,6 +61,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/profiles', 'GET'],
   ['/conversations', 'GET'],
   ['/conversations/:conv_id', 'GET'],
+  ['/conversations/:conv_id/decisions', 'GET'],
   ['/hydrate', 'GET'],
   ['/debug/step/enable', 'POST'],
   ['/debug/step/disable', 'POST'],
@@ -111,7 +120,8 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
   app.use(dashboardRoutes(options.dashboardDir));
   app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
-  app.use(chatRoutes(context), conversationRoutes(context), debugRoutes(context), profileRoutes(context));
+  const store = options.store ?? createMemoryStore();
+  app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   app.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
   });

@@ -33,6 +33,9 @@ export interface EventHub {
   isWatched(convId: string): boolean;
   /** Drops a conversation's buffer and sequence (when the conversation is deleted). */
   forget(convId: string): void;
+  // Durable runs (SPEC §6): seq goes on from the stored log after a restart.
+  /** Sets a conversation's last seq (from the store) before its first publish: the next frame gets `lastSeq + 1`. */
+  seed(convId: string, lastSeq: number): void;
 }
 
 interface ConversationLog {
@@ -142,6 +145,13 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     isWatched: (convId) => (logs.get(convId)?.liveObservers ?? 0) > 0,
     forget: (convId) => {
       logs.delete(convId);
+    },
+    seed: (convId, lastSeq) => {
+      const log = logOf(convId);
+      if (!Number.isInteger(lastSeq) || lastSeq < log.seq) {
+        throw new RangeError(`hub.seed: lastSeq must be an integer >= ${log.seq} for "${convId}", got ${String(lastSeq)}`);
+      }
+      log.seq = lastSeq;
     },
   };
 }
