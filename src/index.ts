@@ -54,6 +54,7 @@ export {
 export {
   createStepController,
   type PauseRequest,
+  type RestoredPause,
   type StepController,
   type StepControllerConfig,
   type TimeoutAction,
@@ -78,6 +79,8 @@ export { finalTextOf } from './sessions/run-handle.js';
 export { continueWith, denyWith, editCall, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
 export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
+export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';
+export type { BoundaryHook } from './operators/tool-loop.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
 export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';
 export { createAnthropicEngine, ANTHROPIC_DEFAULTS, type AnthropicEngineConfig } from './engines/anthropic.js';

@@ -10,7 +10,9 @@ import type { StepwiseConfig } from '../sessions/runtime.js';
 import { toTool, type Tool, type ToolDefinition } from '../tools/define-tool.js';
 import { createServer } from '../server/app.js';
 import { parseTokens } from '../server/auth.js';
-import type { Profile } from '../server/profiles.js';
+import { profileChoices, type Profile } from '../server/profiles.js';
+import type { Store } from '../core/store.js';
+import { openStore } from '../store/open-store.js';
 import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
 import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
@@ -72,24 +74,48 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     maxParallelTools: options.maxParallelTools,
   };
   const debug = options.debug || env['STEPWISE_DEBUG'] === '1' || env['STEPWISE_DEBUG'] === 'true';
+  // Opened last, once every file has been read: a refused start holds no lock. A locked or unreadable
+  // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
+  const store = openServerStore(options);
   const server = createServer({
-    runtime,
+    runtime: { ...runtime, store },
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,
     ...(profiles.length > 0 ? { profiles } : {}),
     onError: (error) => console.error('stepwise: unexpected error:', error),
   });
-  await new Promise<void>((done, fail) => {
-    server.http.once('error', fail);
-    server.http.listen(options.port, options.host, () => done());
-  });
+  try {
+    const bySlug = new Map(profiles.map((profile) => [profile.slug, profile]));
+    const recovered = await server.stepwise.recover({
+      choicesFor: (slug) => {
+        const profile = bySlug.get(slug);
+        return profile && profileChoices(profile);
+      },
+    });
+    if (recovered.conversations > 0) {
+      console.log(`store: ${recovered.conversations} conversation(s) restored, ${recovered.runs} run(s) resumed (${recovered.pauses} paused)`);
+    }
+    await new Promise<void>((done, fail) => {
+      server.http.once('error', fail);
+      server.http.listen(options.port, options.host, () => done());
+    });
+  } catch (error) {
+    await server.close();
+    await store.close();
+    throw error;
+  }
   const { port } = server.http.address() as AddressInfo;
   const host = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   if (debug) console.log('debug mode: /debug/* routes and step mode are on');
   if (tokens.size > 0) console.log(`auth: ${tokens.size} token(s) configured`);
   console.log(`stepwise listening on http://${host}:${port}`);
-  stopOnSignals(server.close);
+  stopOnSignals(async () => {
+    // A durable store keeps the runs for the next start (SPEC §6); memory has nowhere to keep them.
+    if (store.durable) await server.stepwise.suspend();
+    await server.close();
+    await store.close();
+  });
   keepServingOnStrayErrors();
 }
 
@@ -110,6 +136,14 @@ function stopOnSignals(close: () => Promise<void>): void {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** `--store` and `--data-dir`, said in the CLI's words. */
+function openServerStore(options: ServeOptions): Store {
+  if (options.store === 'redis') throw new Error('--store redis is not available yet (issue 11); use --store sqlite (the default) or memory');
+  const store = openStore({ kind: options.store, dataDir: options.dataDir });
+  console.log(store.durable ? `store: ${options.store} in ${resolve(options.dataDir)}` : `store: ${options.store} (nothing survives a restart)`);
+  return store;
 }
 
 async function loadTokens(options: ServeOptions, env: Env): Promise<Map<string, string>> {

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ANTHROPIC_DEFAULTS } from '../engines/anthropic.js';
 import { OPENAI_CHAT_DEFAULTS } from '../engines/openai-chat.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../engines/select-engine.js';
+import { DEFAULT_DATA_DIR, STORE_KINDS, type StoreKind } from '../store/open-store.js';
 import type { TimeoutAction } from '../streams/step-controller.js';
 
 /** `stepwise serve` flags (SPEC §4), checked. */
@@ -25,6 +26,8 @@ export interface ServeOptions {
   readonly authTokens?: string;
   readonly allowedOrigins: readonly string[];
   readonly insecureNoAuth: boolean;
+  readonly store: StoreKind;
+  readonly dataDir: string;
 }
 
 /** One flag: how it parses and how `--help` explains it. The help and the parser both read this table. */
@@ -85,6 +88,13 @@ const FLAGS: readonly FlagSpec[] = [
     help: 'comma-separated browser origins also allowed on the WebSocket (* for any)',
   },
   { name: 'insecure-no-auth', default: 'off', help: 'listen on a non-loopback host without auth tokens' },
+  {
+    name: 'store',
+    arg: STORE_KINDS.join('|'),
+    default: 'sqlite',
+    help: 'where conversations, paused runs, checkpoints and decisions are kept; memory keeps nothing across restarts (redis: issue 11)',
+  },
+  { name: 'data-dir', arg: 'DIR', default: DEFAULT_DATA_DIR, help: 'the SQLite store\'s folder (created); one server per folder' },
   { name: 'help', default: '', help: 'print this help and exit (also -h)' },
 ];
 
@@ -128,7 +138,8 @@ export function serveHelp(): string {
   return `usage: stepwise serve [options]
 
 Runs the HTTP + WebSocket server and its dashboard (GET /). Prints "stepwise listening on http://HOST:PORT"
-when ready; SIGINT or SIGTERM cancels the runs, closes the sockets and exits 0.
+when ready. SIGINT or SIGTERM exits 0: with a durable store (sqlite) the runs are suspended and go on at the next
+start, paused ones still paused; with --store memory they are cancelled.
 
 options:
 ${flagLines()}
@@ -177,6 +188,10 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
   if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new UsageError(`--engine must be one of ${ENGINE_CHOICES.join(', ')}, got "${engine}"`);
   const action = text('pause-timeout-action') ?? 'continue';
   if (!['continue', 'deny', 'abort'].includes(action)) throw new UsageError(`--pause-timeout-action must be continue, deny or abort, got "${action}"`);
+  const store = text('store') ?? 'sqlite';
+  if (!STORE_KINDS.includes(store as StoreKind)) throw new UsageError(`--store must be one of ${STORE_KINDS.join(', ')}, got "${store}"`);
+  const dataDir = text('data-dir') ?? DEFAULT_DATA_DIR;
+  if (dataDir.trim() === '') throw new UsageError('--data-dir needs a folder');
   return {
     host: text('host') ?? '127.0.0.1',
     port: integer('--port', text('port'), 3000, 0, 65_535),
@@ -196,6 +211,8 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     ...optional('authTokens', text('auth-tokens')),
     allowedOrigins: (text('allowed-origins') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
     insecureNoAuth: on('insecure-no-auth'),
+    store: store as StoreKind,
+    dataDir,
   };
 }
 

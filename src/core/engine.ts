@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { Block } from '../core/turns.js';
+import type { JsonValue } from './store.js';
 
 /** JSON Schema, as advertised to providers. */
 export type JsonSchema = Record<string, unknown>;
@@ -58,6 +59,13 @@ export interface Engine {
   infer(request: InferenceRequest): Observable<EngineEvent>;
   /** Drops what the engine keeps per conversation (the scripted engine's cursor). Optional. */
   forget?(convId: string): void;
+  /**
+   * What the engine keeps per conversation, as JSON (the scripted engine's position in its script), so a
+   * durable store can keep it across a restart (SPEC §4, §6). Undefined when it keeps nothing. Optional.
+   */
+  state?(convId: string): JsonValue | undefined;
+  /** Puts back what `state` returned, before the conversation's next inference. Optional. */
+  restore?(convId: string, state: JsonValue): void;
 }
 
 /** A provider or script failure, with an optional machine-readable code (e.g. `http_429`, `stream_cut`). */

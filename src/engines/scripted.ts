@@ -105,6 +105,15 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
     forget: (convId) => {
       cursors.delete(convId);
     },
+    // The state is the cursor alone: the script itself comes from the server's flags at each start.
+    state: (convId) => {
+      const cursor = cursors.get(convId);
+      return cursor === undefined ? undefined : { cursor };
+    },
+    restore: (convId, state) => {
+      const cursor = (state as { cursor?: unknown } | null)?.cursor;
+      if (typeof cursor === 'number' && Number.isInteger(cursor) && cursor >= 0) cursors.set(convId, cursor);
+    },
     infer: (request) =>
       defer(() => {
         const index = cursors.get(request.conv_id) ?? 0;

@@ -1,4 +1,4 @@
-import { EMPTY, expand, map, of, pipe, queueScheduler, subscribeOn, type Observable, type OperatorFunction } from 'rxjs';
+import { EMPTY, expand, identity, map, of, pipe, queueScheduler, subscribeOn, tap, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls } from '../core/turns.js';
 import { executeTools } from './execute-tools.js';
 import { inference } from './inference.js';
@@ -13,7 +13,15 @@ export interface ToolLoopConfig {
   readonly maxParallelTools?: number;
   /** Called at pre_inference, post_inference and post_tools. Default none. */
   readonly onSnapshot?: SnapshotHook;
+  /** The checkpoint port: told each state at a phase boundary, before its next phase runs. Default none. */
+  readonly onBoundary?: BoundaryHook;
 }
+
+/**
+ * Called with a run's state and the phase it goes to next, at every boundary where the loop could be
+ * re-entered (a durable store checkpoints it). Synchronous and cheap: it queues a write, never waits.
+ */
+export type BoundaryHook = (state: LoopState, next: LoopPhase) => void;
 
 const DEFAULT_TOOL_LOOP_CONFIG = Object.freeze({ maxIterations: 20 });
 
@@ -49,6 +57,15 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
   }
   const toolsConfig = config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools };
   const hook = config.onSnapshot;
+  const onBoundary = config.onBoundary;
+  /** A boundary inside the whole-step pipeline; `next` may depend on step mode at that moment. */
+  const boundary = (next: (state: LoopState) => LoopPhase | undefined): OperatorFunction<LoopState, LoopState> =>
+    onBoundary
+      ? tap((state) => {
+          const phase = hasEnded(state) ? undefined : next(state);
+          if (phase) onBoundary(state, phase);
+        })
+      : identity;
 
   // Composed once: every phase of every run goes through the same operator functions.
   const phases: Readonly<Record<LoopPhase, OperatorFunction<LoopState, LoopState>>> = {
@@ -67,7 +84,14 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
   // still stops if step mode is switched on meanwhile, and its after_tools point is the next phase,
   // which `phaseOf` passes over unless step mode is on by then. Step mode on: a phase at a time, so a
   // pause holds little.
-  const wholeStep = pipe(phases.inference, phases.after_inference, phases.tools);
+  // Its inner boundaries are checkpoints too: a crash during its tools must not re-run its inference.
+  const wholeStep = pipe(
+    phases.inference,
+    boundary((state) => (ports.controller.isEnabled(state.run.session_id) ? 'after_inference' : undefined)),
+    phases.after_inference,
+    boundary(() => 'tools'),
+    phases.tools,
+  );
 
   /** The phase to run for this state: pause points are passed over while step mode is off. */
   const phaseOf = (state: LoopState): LoopPhase => {
@@ -87,6 +111,7 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
     const input: LoopState = { ...state, next };
+    onBoundary?.(state, phase);
     // A pause phase is the pause itself, with no operator layer around it: a run may wait for
     // minutes, and each live layer costs heap for every paused run. Pauses need no trampoline
     // either (every cycle has work phases).

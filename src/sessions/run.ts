@@ -17,29 +17,29 @@ export interface RunResult {
 
 /**
  * One run as a cold Observable through `loop` (the runtime's one tool loop, shared by every run):
- * publishes `run-started`, runs the tool loop until it ends or `cancel$` emits, publishes `run-ended`,
- * emits the result and completes. `onProgress` sees the turn after each phase, so a cancelled run
- * still keeps what it had.
+ * publishes `run-started` (unless `resumed`: a run re-entered after a restart started before it), runs
+ * the tool loop from `initial` until it ends or `cancel$` emits, publishes `run-ended`, emits the result
+ * and completes. `onProgress` sees the turn after each phase, so a cancelled run still keeps what it had.
  */
 export function createRun$(
   ports: LoopPorts,
   loop: OperatorFunction<LoopState, LoopState>,
-  run: RunContext,
-  userBlock: Block,
+  initial: LoopState,
   cancel$: Observable<unknown>,
   onProgress: (blocks: readonly Block[]) => void,
+  resumed = false,
 ): Observable<RunResult> {
+  const { run } = initial;
   // One hand-written observer instead of catchError/reduce/map: a run lives as long as its pauses,
   // and those three layers held 2.3 KB more per paused run (`paused_heap_per_run` 11.3 KB, target
   // 10 KB). Cancellation is `cancelOn` all the same.
   return new Observable<RunResult>((subscriber) => {
-    const initial: LoopState = { run, blocks: [userBlock], iteration: 0 };
     let latest = initial;
     const end = (final: LoopState): void => {
       subscriber.next(ended(ports, run, final));
       subscriber.complete();
     };
-    ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
+    if (!resumed) ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
     return of(initial)
       .pipe(
         loop,

@@ -6,11 +6,15 @@ import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, type EventHub } from '../streams/event-hub.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
+import type { StepSetting, Store, StoredConversation, StoredPause } from '../core/store.js';
+import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
 import { createRetention, type RetentionConfig } from './retention.js';
+import { recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
 import { createSession, type Session, type SessionChoices, type SessionSettings, type ToolList } from './session.js';
+import { createStoreWriter } from './store-writer.js';
 
 export interface StepwiseConfig {
   readonly engine: Engine;
@@ -49,6 +53,12 @@ export interface StepwiseConfig {
    * server's memory stays bounded; past that the longest idle ones go first. See {@link RetentionConfig}.
    */
   readonly retention?: RetentionConfig;
+  /**
+   * Where conversations, turns, pauses, checkpoints and decisions are kept (SPEC §6); the loop, hub
+   * and controller never know which adapter it is. Default `createMemoryStore()` (nothing survives the
+   * process). The caller owns it: closing it is the caller's, after `dispose` or `suspend`.
+   */
+  readonly store?: Store;
 }
 
 /** Options for a new session; they apply only when `open` creates it (see `Session.configure`). */
@@ -76,17 +86,37 @@ export interface Stepwise {
   readonly registry: ToolRegistry;
   readonly sessions: SessionRegistry;
   readonly engine: Engine;
+  readonly store: Store;
+  /**
+   * Loads the store and brings back every conversation and unfinished run (SPEC §6): call it once,
+   * before serving. Paused runs pause again with the same pause id and deadline.
+   */
+  recover(options?: RecoverOptions): Promise<RecoveryReport>;
   /** Cancels every run and drops every session. Idempotent. */
   dispose(): void;
+  /**
+   * Stops every run where it stands without ending it (SIGTERM with a durable store): nothing more is
+   * published or stored, checkpoints and pauses stay for the next start, and it resolves once the
+   * store has committed what was queued. After it the runtime is disposed.
+   */
+  suspend(): Promise<void>;
 }
 
 export function createStepwise(config: StepwiseConfig): Stepwise {
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
-  const publish = hub.publish;
-  const controller = createStepController(
-    { scheduler, ids, publish },
+  const store = config.store ?? createMemoryStore();
+  const writer = createStoreWriter(store, { engine: config.engine, scheduler });
+  // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
+  let live = true;
+  const publish = (event: Parameters<EventHub['publish']>[0]): void => {
+    if (!live) return;
+    writer.published(event);
+    hub.publish(event);
+  };
+  const core = createStepController(
+    { scheduler, ids, publish, onResolved: (resolution) => live && writer.resolved(resolution) },
     {
       ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),
       ...(config.timeoutAction === undefined ? {} : { timeoutAction: config.timeoutAction }),
@@ -106,15 +136,42 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const engineFor = (engine: Engine): Engine => withMiddlewares(engine, config.middlewares ?? []);
   const { registry, executor } = toolsFor(config.tools ?? []);
   const engine = engineFor(config.engine);
+  const sessions = new Map<string, Session>();
+  const convOfSession = (sessionId: string): string | undefined => [...sessions.values()].find((s) => s.session_id === sessionId)?.conv_id;
+  const stepOf = (sessionId: string): StepSetting => ({ enabled: core.isEnabled(sessionId) });
+  // Recovery's pauses by run: the run's next pause at that phase takes the stored id and deadline.
+  const restoring = new Map<string, StoredPause>();
+  const controller: StepController = {
+    ...core,
+    enable: (sessionId) => {
+      core.enable(sessionId);
+      const convId = convOfSession(sessionId);
+      if (convId !== undefined) writer.step(convId, stepOf(sessionId));
+    },
+    disable: (sessionId) => {
+      const released = core.disable(sessionId);
+      const convId = convOfSession(sessionId);
+      if (convId !== undefined) writer.step(convId, stepOf(sessionId));
+      return released;
+    },
+    pause: (request) => {
+      const stored = restoring.get(request.inference_id);
+      if (stored?.phase !== request.phase) return core.pause(request);
+      restoring.delete(request.inference_id);
+      return core.pause({ ...request, restore: { pause_id: stored.pause_id, deadline_ms: stored.deadline_ms } });
+    },
+  };
   const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids };
   // One loop for every run: its operators keep their state inside each subscription.
   const loop = toolLoop(ports, {
     ...(config.maxIterations === undefined ? {} : { maxIterations: config.maxIterations }),
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
+    onBoundary: (state, next) => {
+      if (live) writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile);
+    },
   });
 
-  const sessions = new Map<string, Session>();
   let disposed = false;
   const close = (convId: string): boolean => {
     const session = sessions.get(convId);
@@ -136,10 +193,31 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     engineFor,
     onActivity: (session) => {
       if (sessions.get(session.conv_id) !== session) return;
+      // At a run's start: its profile may have been chosen after the session opened.
+      if (session.running && live) writer.conversation(session, stepOf(session.session_id));
       retention.observe(session.conv_id, session.running);
       if (!session.running) retention.makeRoom(sessions.size);
     },
+    onRunEnded: (session, result) => {
+      if (live) writer.runEnded(session, result);
+    },
     ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }),
+  };
+  /** Adds a session to the registry (room made first, so it is never the one evicted). */
+  const admit = (session: Session): Session => {
+    retention.makeRoom(sessions.size + 1);
+    sessions.set(session.conv_id, session);
+    retention.observe(session.conv_id, false);
+    return session;
+  };
+  /** A stored conversation's session as it was: same ids, owner, profile, step mode and engine state. */
+  const reopen = (conversation: StoredConversation, choices: SessionChoices | undefined): Session => {
+    const { conv_id, session_id, created_at, owner, profile } = conversation;
+    const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }) };
+    const session = createSession(ports, identity, settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
+    if (conversation.step.enabled) core.enable(session_id);
+    if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conv_id, conversation.engine_state);
+    return admit(session);
   };
   const registryOfSessions: SessionRegistry = {
     open: ({ conv_id, owner, ...choices } = {}) => {
@@ -152,11 +230,8 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         created_at: scheduler.now(),
         ...(owner === undefined ? {} : { owner }),
       };
-      const session = createSession(ports, identity, settings, choices);
-      // Room is made before the new session counts, so it is never the one evicted.
-      retention.makeRoom(sessions.size + 1);
-      sessions.set(identity.conv_id, session);
-      retention.observe(identity.conv_id, false);
+      const session = admit(createSession(ports, identity, settings, choices));
+      writer.conversation(session, stepOf(session.session_id));
       return session;
     },
     get: (convId) => sessions.get(convId),
@@ -174,10 +249,25 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     registry,
     sessions: registryOfSessions,
     engine,
+    store,
+    recover: async (options) => {
+      const snapshot = await store.load();
+      const recoveryPorts = { loop: ports, reopen, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
+      return recoverFrom(snapshot, recoveryPorts, options);
+    },
     dispose: () => {
       if (disposed) return;
       disposed = true;
       registryOfSessions.dispose();
+    },
+    suspend: async () => {
+      if (!disposed) {
+        disposed = true;
+        live = false;
+        for (const session of sessions.values()) session.suspend();
+        retention.dispose();
+      }
+      await store.flush();
     },
   };
 }

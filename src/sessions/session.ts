@@ -1,9 +1,10 @@
 import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Block, Turn } from '../core/turns.js';
-import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
+import type { RunCheckpoint } from '../core/store.js';
+import type { LoopPorts, LoopState, RunContext, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
-import { createRun$ } from './run.js';
+import { createRun$, type RunResult } from './run.js';
 import { LoopRunHandle, type RunHandle, type RunViews } from './run-handle.js';
 
 export type { RunHandle, RunResult } from './run-handle.js';
@@ -101,6 +102,18 @@ export interface Session extends SessionIdentity {
   cancel(): boolean;
   /** Cancels the active run; the session starts no run after it ({@link SessionClosedError}). */
   dispose(): void;
+  /**
+   * Recovery only: re-enters the loop at a stored checkpoint (SPEC §6), with the session's engine and
+   * tools. `prepare` adjusts the rebuilt state before it runs (interrupted tool calls). No `run-started`.
+   */
+  resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle;
+  /** Recovery only: the finished turns of a conversation loaded from a store, before any run. */
+  restoreTurns(turns: readonly Turn[]): void;
+  /**
+   * Stops the active run where it stands without ending it (SIGTERM with a durable store): no
+   * `run-ended`, its checkpoint kept. The session starts no run after it. The caller mutes publishing first.
+   */
+  suspend(): void;
 }
 
 export interface SessionSettings {
@@ -115,6 +128,8 @@ export interface SessionSettings {
   readonly engineFor: (engine: Engine) => Engine;
   /** Told when a run starts and when it ends (retention watches idle sessions). */
   readonly onActivity?: (session: Session) => void;
+  /** Told each finished run's result, its turn final (the store keeps it). */
+  readonly onRunEnded?: (session: Session, result: RunResult) => void;
 }
 
 export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {
@@ -205,13 +220,40 @@ class LoopSession implements Session {
     const tools = input.tools ? settings.toolsFor(input.tools) : chosen.tools;
     const unknown = overrides.tools ? (tools?.registry ?? ports.registry).unknown(overrides.tools) : [];
     if (unknown.length > 0) throw new UnknownToolsError(unknown);
-    const turn_id = ports.ids.next('turn');
-    const inference_id = ports.ids.next('inf');
-    const systemPrompt = overrides.system_prompt ?? settings.systemPrompt;
-    const system: Block[] = systemPrompt ? [{ id: `${this.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
-    const cancel$ = new Subject<void>();
     const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: input.prompt } };
-    const run = {
+    const run = this.runContext(ports.ids.next('inf'), ports.ids.next('turn'), overrides, engine, tools);
+    return this.launch({ run, blocks: [userBlock], iteration: 0 }, false);
+  }
+
+  resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle {
+    if (this.closed) throw new SessionClosedError(this.conv_id);
+    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
+    const overrides: RunOverrides = {
+      ...(checkpoint.allowed_tools ? { tools: checkpoint.allowed_tools } : {}),
+      ...(checkpoint.system_prompt !== undefined ? { system_prompt: checkpoint.system_prompt } : {}),
+      ...(checkpoint.max_iterations !== undefined ? { max_iterations: checkpoint.max_iterations } : {}),
+    };
+    const run = this.runContext(checkpoint.inference_id, checkpoint.turn_id, overrides, this.chosen.engine, this.chosen.tools);
+    const state: LoopState = {
+      run,
+      next: checkpoint.next,
+      blocks: checkpoint.blocks,
+      iteration: checkpoint.iteration,
+      ...(checkpoint.decision ? { decision: checkpoint.decision } : {}),
+    };
+    return this.launch(prepare(state), true);
+  }
+
+  restoreTurns(turns: readonly Turn[]): void {
+    if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
+    this.finished.push(...turns);
+  }
+
+  /** What stays fixed during one run: ids, the transcript before it, its limits, engine and tools. */
+  private runContext(inference_id: string, turn_id: string, overrides: RunOverrides, engine?: Engine, tools?: RunTools): RunContext {
+    const systemPrompt = overrides.system_prompt ?? this.settings.systemPrompt;
+    const system: Block[] = systemPrompt ? [{ id: `${this.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
+    return {
       conv_id: this.conv_id,
       session_id: this.session_id,
       inference_id,
@@ -222,8 +264,16 @@ class LoopSession implements Session {
       ...(engine ? { engine } : {}),
       ...(tools ? { tools } : {}),
     };
+  }
+
+  /** Runs the loop from `initial` as the session's one active run. */
+  private launch(initial: LoopState, resumed: boolean): RunHandle {
+    const { ports, settings } = this;
+    const { run } = initial;
+    const { inference_id, turn_id } = run;
+    const cancel$ = new Subject<void>();
     const handle = new LoopRunHandle(inference_id, turn_id, this.conv_id, settings.views.hub.lastSeq(this.conv_id), settings.views);
-    const current: ActiveRun = { turn_id, cancel$, blocks: [userBlock] };
+    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks };
     this.active = current;
     settings.onActivity?.(this);
     const release = (): void => {
@@ -231,11 +281,13 @@ class LoopSession implements Session {
       this.active = undefined;
       settings.onActivity?.(this);
     };
-    current.subscription = createRun$(ports, settings.loop, run, userBlock, cancel$, (blocks) => {
+    const run$ = createRun$(ports, settings.loop, initial, cancel$, (blocks) => {
       current.blocks = blocks;
-    }).subscribe({
+    }, resumed);
+    current.subscription = run$.subscribe({
       next: (result) => {
         this.finished.push(result.turn);
+        settings.onRunEnded?.(this, result);
         release();
         handle.settle(result);
       },
@@ -252,6 +304,13 @@ class LoopSession implements Session {
     if (!this.active) return false;
     this.active.cancel$.next();
     return true;
+  }
+
+  suspend(): void {
+    this.closed = true;
+    // Unsubscribed, not cancelled: the run stops where it stands and its checkpoint stays for the next start.
+    this.active?.subscription?.unsubscribe();
+    this.active = undefined;
   }
 
   dispose(): void {

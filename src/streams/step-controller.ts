@@ -23,6 +23,11 @@ export interface StepControllerConfig {
   readonly resolvedMemory?: number;
 }
 
+/** `by` of what no person decided: the deadline, switching step mode off, cancellation (SPEC §6). */
+const SYSTEM = 'system';
+/** `by` of a command that names no one: a single-user server without auth. */
+const LOCAL = 'local';
+
 const DEFAULT_STEP_CONFIG = Object.freeze({ pauseTimeoutMs: 30_000, timeoutAction: 'continue', resolvedMemory: 10_000 });
 
 export interface StepControllerPorts {
@@ -36,6 +41,8 @@ export interface StepControllerPorts {
   readonly resumeScheduler?: SchedulerLike;
   readonly ids: IdSource;
   readonly publish: (event: StepwiseEvent) => void;
+  /** Told of every resolution just before its `resumed` event is published (the audit trail). Default none. */
+  readonly onResolved?: (resolution: PauseResolution) => void;
 }
 
 /** What the loop asks for at a pause point. */
@@ -48,6 +55,17 @@ export interface PauseRequest {
   readonly summary: string;
   readonly tool_calls: readonly PauseToolCall[];
   readonly validateEdit?: EditValidator;
+  /**
+   * A pause restored after a restart (SPEC §6): it keeps its id and deadline. A deadline that passed
+   * while the server was down resolves at once, as `timeout`.
+   */
+  readonly restore?: RestoredPause;
+}
+
+export interface RestoredPause {
+  readonly pause_id: string;
+  /** Epoch ms, on the controller scheduler's clock. */
+  readonly deadline_ms: number;
 }
 
 /** The StepController: per-session step mode, pending pauses, and the one entry point for commands. */
@@ -109,8 +127,8 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     pendingById.delete(info.pause_id);
     resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
     if (resolved.size > resolvedMemory) resolved.delete(resolved.keys().next().value as string);
-    const by = resolution.by === undefined ? {} : { by: resolution.by };
-    ports.publish(createEvent('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, ...by }));
+    ports.onResolved?.(resolution);
+    ports.publish(createEvent('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM }));
   };
 
   const timeoutDecision = (): PauseDecision =>
@@ -127,11 +145,12 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
   const pause = (request: PauseRequest): Observable<PauseResolution> =>
     new Observable<PauseResolution>((subscriber) => {
       const now = scheduler.now();
+      const { restore } = request;
       const info: PauseInfo = {
-        pause_id: ports.ids.next('pause'),
+        pause_id: restore?.pause_id ?? ports.ids.next('pause'),
         phase: request.phase,
         summary: request.summary,
-        deadline_ms: now + pauseTimeoutMs,
+        deadline_ms: restore?.deadline_ms ?? now + pauseTimeoutMs,
         conv_id: request.conv_id,
         session_id: request.session_id,
         inference_id: request.inference_id,
@@ -153,10 +172,13 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
       };
       const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), resolve };
       pendingById.set(info.pause_id, entry);
-      const deadline = scheduler.schedule(() => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision() }), pauseTimeoutMs);
+      const deadline = scheduler.schedule(
+        () => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(), by: SYSTEM }),
+        Math.max(0, info.deadline_ms - now),
+      );
       ports.publish(createEvent('paused', info, now, { pause: info }));
       // Unsubscribed before it resolved: the run was cancelled.
-      return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' } });
+      return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
     });
 
   const submit = (command: ContinueCommand): SubmitResult => {
@@ -173,8 +195,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     }
     const decision = decide(entry.info, command, entry.validateEdit);
     if (decision instanceof StepCommandError) return { ok: false, error: decision };
-    const by = command.by === undefined ? {} : { by: command.by };
-    entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, ...by });
+    entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
     return { ok: true, pause: entry.info };
   };
 
@@ -185,7 +206,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     disable: (sessionId) => {
       enabled.delete(sessionId);
       const released = pendingOf(sessionId);
-      for (const { info, resolve } of released) resolve({ pause: info, reason: 'disabled', decision: { action: 'continue' } });
+      for (const { info, resolve } of released) resolve({ pause: info, reason: 'disabled', decision: { action: 'continue' }, by: SYSTEM });
       return released.length;
     },
     isEnabled: (sessionId) => enabled.has(sessionId),

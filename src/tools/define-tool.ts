@@ -22,6 +22,12 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
   readonly policy?: ToolErrorPolicy;
   /** Overrides the executor's per-call timeout for this tool, in ms. */
   readonly timeoutMs?: number;
+  /**
+   * Safe to run twice with the same arguments. A call that was running when the server stopped is run
+   * again after a restart only when this is true; otherwise it gets an "interrupted" error (SPEC §6).
+   * Default false.
+   */
+  readonly idempotent?: boolean;
 }
 
 export type Validation<Args = unknown> = { readonly ok: true; readonly value: Args } | { readonly ok: false; readonly issues: readonly string[] };
@@ -33,6 +39,7 @@ export type Validation<Args = unknown> = { readonly ok: true; readonly value: Ar
 export interface Tool<Args = unknown> extends ToolSpec {
   readonly policy?: ToolErrorPolicy;
   readonly timeoutMs?: number;
+  readonly idempotent?: boolean;
   validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
 }
@@ -79,6 +86,7 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
     parameters: jsonSchema,
     ...(definition.policy === undefined ? {} : { policy: definition.policy }),
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+    ...(definition.idempotent === true ? { idempotent: true } : {}),
     validate(args) {
       const parsed = validator.safeParse(args);
       return parsed.success ? { ok: true, value: parsed.data as Args } : { ok: false, issues: describeIssues(parsed.error.issues) };

@@ -72,7 +72,9 @@ export function startProcess(command: string, args: readonly string[], options: 
 
 /** Runs `node bin/stepwise.js serve …args` and resolves at its ready line. */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliServer> {
-  return startProcess(process.execPath, [BIN, 'serve', ...args], { env });
+  // `--store memory` unless the test chooses a store: tests in parallel must not share (and lock) ./.stepwise.
+  const store = args.includes('--store') || args.includes('--data-dir') ? [] : ['--store', 'memory'];
+  return startProcess(process.execPath, [BIN, 'serve', ...store, ...args], { env });
 }
 
 /** Runs the CLI to completion (for refusals): exit code and output. */

@@ -41,11 +41,11 @@ writeFileSync(
 const SERVE_FLAGS = [
   '--host', '--port', '--engine', '--model', '--base-url', '--script', '--tools', '--demo-tools', '--profiles', '--debug',
   '--pause-timeout-ms', '--pause-timeout-action', '--max-iterations', '--tool-timeout-ms', '--max-parallel-tools',
-  '--auth-tokens', '--allowed-origins', '--insecure-no-auth',
+  '--auth-tokens', '--allowed-origins', '--insecure-no-auth', '--store', '--data-dir',
 ];
 const DEFAULTS: Record<string, string> = {
   '--host': '127.0.0.1', '--port': '3000', '--engine': 'auto', '--pause-timeout-ms': '30000', '--pause-timeout-action': 'continue',
-  '--max-iterations': '20', '--tool-timeout-ms': '30000', '--max-parallel-tools': '3', '--debug': 'off', '--demo-tools': 'off',
+  '--max-iterations': '20', '--tool-timeout-ms': '30000', '--max-parallel-tools': '3', '--debug': 'off', '--demo-tools': 'off', '--store': 'sqlite', '--data-dir': './.stepwise',
 };
 
 /** The help's flag entries, each with its wrapped lines joined: `--port` -> `--port PORT port to listen on; … Default: 3000.` */

@@ -1,0 +1,89 @@
+import type { RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
+import type { Block } from '../core/turns.js';
+import { registryOf, type LoopPorts, type LoopState } from '../operators/loop-state.js';
+import { createEvent } from '../streams/events.js';
+import type { Session, SessionChoices } from './session.js';
+
+/** What `Stepwise.recover` brought back. */
+export interface RecoveryReport {
+  readonly conversations: number;
+  /** Runs re-entered at their checkpoint. */
+  readonly runs: number;
+  /** Of those, runs paused again with their stored pause id and deadline. */
+  readonly pauses: number;
+}
+
+export interface RecoverOptions {
+  /**
+   * A conversation's choices from the profile slug it was started with (its engine, tools and
+   * defaults), since a store keeps only the slug. Default: the runtime's engine and tools.
+   */
+  readonly choicesFor?: (profile: string) => SessionChoices | undefined;
+}
+
+/** The error a running, non-idempotent tool call gets after a restart (SPEC §6). */
+export const INTERRUPTED = 'interrupted: the server stopped while this tool ran';
+
+/** What recovery needs from the runtime: open a session as it was, and pause a run again as it was. */
+export interface RecoveryPorts {
+  readonly loop: Pick<LoopPorts, 'registry' | 'publish' | 'scheduler'>;
+  readonly reopen: (conversation: StoredConversation, choices: SessionChoices | undefined) => Session;
+  /** The next pause of this run at this phase takes the stored pause's id and deadline. */
+  readonly expectPause: (pause: StoredPause) => void;
+}
+
+/**
+ * Rebuilds every stored conversation's session, then re-enters each unfinished run at the phase its
+ * checkpoint names: paused runs pause again with the same id and deadline, runs in inference send it
+ * again, and tool calls that were running are answered "interrupted" unless their tool is idempotent.
+ */
+export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, options: RecoverOptions = {}): RecoveryReport {
+  const running = new Map(snapshot.checkpoints.map((checkpoint) => [checkpoint.conv_id, checkpoint]));
+  const sessions = new Map<string, Session>();
+  for (const conversation of snapshot.conversations) {
+    const choices = conversation.profile === undefined ? undefined : options.choicesFor?.(conversation.profile);
+    const session = ports.reopen(conversation, choices);
+    const checkpoint = running.get(conversation.conv_id);
+    // The running turn is the checkpoint's: every other stored turn is finished history.
+    session.restoreTurns(conversation.turns.filter((turn) => turn.id !== checkpoint?.turn_id));
+    sessions.set(conversation.conv_id, session);
+  }
+  let runs = 0;
+  let pauses = 0;
+  for (const checkpoint of snapshot.checkpoints) {
+    const session = sessions.get(checkpoint.conv_id);
+    if (!session) continue;
+    const pause = snapshot.pauses.find((candidate) => candidate.inference_id === checkpoint.inference_id && candidate.phase === checkpoint.next);
+    if (pause) {
+      ports.expectPause(pause);
+      pauses += 1;
+    }
+    session.resume(checkpoint, (state) => reenter(ports.loop, checkpoint, state));
+    runs += 1;
+  }
+  return { conversations: sessions.size, runs, pauses };
+}
+
+/** Says the run resumed, and answers the tool calls that were running and may not run twice. */
+function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state: LoopState): LoopState {
+  const { run } = state;
+  const now = ports.scheduler.now();
+  ports.publish(
+    createEvent('log', run, now, {
+      level: 'info',
+      message: `run ${run.inference_id} resumed after a restart at ${checkpoint.next}`,
+      fields: { next: checkpoint.next, iteration: checkpoint.iteration },
+    }),
+  );
+  if (checkpoint.next !== 'tools') return state;
+  const registry = registryOf(ports, run);
+  const interrupted: Block[] = [];
+  for (const block of state.blocks) {
+    if (block.kind !== 'tool_call' || !(checkpoint.running_tool_call_ids ?? []).includes(block.payload.id)) continue;
+    if (registry.get(block.payload.name)?.idempotent === true) continue;
+    const { id, name } = block.payload;
+    interrupted.push({ id: `${id}:use`, kind: 'tool_use', role: 'tool', payload: { id, result: null, error: INTERRUPTED } });
+    ports.publish(createEvent('tool-result', run, now, { tool_call_id: id, name, result: null, error: INTERRUPTED }));
+  }
+  return interrupted.length === 0 ? state : { ...state, blocks: [...state.blocks, ...interrupted] };
+}

@@ -1,0 +1,126 @@
+import type { Engine } from '../core/engine.js';
+import type { DecisionRecord, RunCheckpoint, StepSetting, Store } from '../core/store.js';
+import type { LoopPhase, LoopState } from '../operators/loop-state.js';
+import { engineOf, type LoopPorts } from '../operators/loop-state.js';
+import type { StepwiseEvent } from '../streams/events.js';
+import type { PauseResolution } from '../streams/step-commands.js';
+import type { RunResult } from './run.js';
+import type { Session } from './session.js';
+
+/**
+ * What the runtime tells its store (SPEC §6), in one place: the loop, the hub and the controller call
+ * these through their ports and never see the store. Every write is queued and returns at once.
+ */
+export interface StoreWriter {
+  /** A session opened, or its profile or step mode changed. */
+  conversation(session: Session, step: StepSetting): void;
+  step(convId: string, step: StepSetting): void;
+  /** A phase boundary: the run's checkpoint, its turn so far and its engine's state. */
+  boundary(state: LoopState, next: LoopPhase, profile: string | undefined): void;
+  /** Before `paused` is published, so a pause a client has seen is stored. */
+  published(event: StepwiseEvent): void;
+  /** Every pause resolution: a decision row. */
+  resolved(resolution: PauseResolution): void;
+  /** The run ended for good: its final turn, no checkpoint. */
+  runEnded(session: Session, result: RunResult): void;
+}
+
+export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' | 'scheduler'>): StoreWriter {
+  // The engine of each running run, from its boundaries: its state after the last inference is saved at the end.
+  const engines = new Map<string, Engine>();
+  const saveEngineState = (engine: Engine, convId: string): void => {
+    const state = engine.state?.(convId);
+    if (state !== undefined) store.putEngineState(convId, state);
+  };
+  return {
+    conversation: (session, step) =>
+      store.putConversation({
+        conv_id: session.conv_id,
+        session_id: session.session_id,
+        created_at: session.created_at,
+        step,
+        ...(session.owner === undefined ? {} : { owner: session.owner }),
+        ...(session.profile === undefined ? {} : { profile: session.profile }),
+      }),
+    step: (convId, step) => store.setStep(convId, step),
+    boundary: (state, next, profile) => {
+      const { run } = state;
+      store.putTurn(run.conv_id, { id: run.turn_id, blocks: state.blocks });
+      const engine = engineOf(ports, run);
+      engines.set(run.inference_id, engine);
+      saveEngineState(engine, run.conv_id);
+      store.putCheckpoint(toCheckpoint(state, next, profile, ports.scheduler.now()));
+    },
+    published: (event) => {
+      if (event.type === 'paused') store.putPause(event.pause);
+    },
+    resolved: (resolution) => store.recordDecision(toDecision(resolution, ports.scheduler.now())),
+    runEnded: (session, result) => {
+      store.putTurn(result.conv_id, result.turn);
+      store.deleteCheckpoint(result.conv_id, result.inference_id);
+      saveEngineState(engines.get(result.inference_id) ?? ports.engine, session.conv_id);
+      engines.delete(result.inference_id);
+    },
+  };
+}
+
+/** The loop's state as the store keeps it: what cannot be stored (engine, tools, cancel) is rebuilt at recovery. */
+export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string | undefined, at_ms: number): RunCheckpoint {
+  const { run } = state;
+  const system = run.history[0]?.kind === 'system' ? run.history[0].payload.text : undefined;
+  const decision = state.decision;
+  return {
+    conv_id: run.conv_id,
+    session_id: run.session_id,
+    inference_id: run.inference_id,
+    turn_id: run.turn_id,
+    next,
+    iteration: state.iteration,
+    blocks: state.blocks,
+    ...(decision ? { decision } : {}),
+    ...(run.allowedTools ? { allowed_tools: [...run.allowedTools] } : {}),
+    ...(run.maxIterations === undefined ? {} : { max_iterations: run.maxIterations }),
+    ...(system === undefined ? {} : { system_prompt: system }),
+    ...(profile === undefined ? {} : { profile }),
+    // At the tools boundary every call about to run is "running" until its result is in the next checkpoint.
+    ...(next === 'tools' ? { running_tool_call_ids: runningCalls(state) } : {}),
+    at_ms,
+  };
+}
+
+function runningCalls(state: LoopState): string[] {
+  const answered = new Set(state.blocks.flatMap((block) => (block.kind === 'tool_use' ? [block.payload.id] : [])));
+  const decision = state.decision;
+  const denied = (id: string): boolean =>
+    decision?.action === 'deny' && (!decision.tool_call_ids || decision.tool_call_ids.length === 0 || decision.tool_call_ids.includes(id));
+  return state.blocks.flatMap((block) =>
+    block.kind === 'tool_call' && !answered.has(block.payload.id) && !denied(block.payload.id) ? [block.payload.id] : [],
+  );
+}
+
+/** The audit row of a resolution (SPEC §6): who, when, what was denied, what an edit changed. */
+export function toDecision(resolution: PauseResolution, at_ms: number): DecisionRecord {
+  const { pause, decision } = resolution;
+  const base = {
+    conv_id: pause.conv_id,
+    pause_id: pause.pause_id,
+    phase: pause.phase,
+    inference_id: pause.inference_id,
+    reason: resolution.reason,
+    by: resolution.by ?? 'system',
+    at_ms,
+  };
+  if (decision.action === 'deny') {
+    const ids = decision.tool_call_ids && decision.tool_call_ids.length > 0 ? decision.tool_call_ids : pause.tool_calls.map((call) => call.id);
+    return { ...base, tool_call_ids: ids, message: decision.reason };
+  }
+  if (decision.action === 'edit') {
+    const edits: Record<string, { before: unknown; after: unknown }> = {};
+    for (const [id, after] of Object.entries(decision.edits)) {
+      edits[id] = { before: pause.tool_calls.find((call) => call.id === id)?.input, after };
+    }
+    return { ...base, tool_call_ids: Object.keys(edits), edits };
+  }
+  if (decision.action === 'abort') return { ...base, message: decision.reason };
+  return base;
+}
