@@ -46,6 +46,8 @@ export async function startServer(config: ServeConfig): Promise<RunningServer> {
     '--host', '127.0.0.1',
     '--port', '0',
     '--debug',
+    // In memory: these servers share the repo as cwd, and a restart here stands for a server that lost its history.
+    '--store', 'memory',
     '--engine', 'scripted',
     '--script', scriptFile,
     '--tools', TOOLS_FILE,
