@@ -17,6 +17,8 @@ import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type Se
 import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';
+import { startMcpServers } from './mcp-file.js';
+import { exportTracesFromEnv } from '../telemetry/otlp-export.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -61,7 +63,9 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   }
   const script = options.script ? await loadScript(options.script) : undefined;
   const { engine, scripted } = buildEngine(options, env, script, {});
-  const tools = await chooseTools(options, scripted);
+  const ownTools = await chooseTools(options, scripted);
+  const mcp = options.mcp ? await startMcpServers(options.mcp, ownTools) : undefined;
+  const tools = [...ownTools, ...(mcp?.tools ?? [])];
   const profileEngine: ProfileEngineOf = (choice, slug) => buildEngine(options, env, script, choice, slug).engine;
   const profiles = options.profiles ? await loadProfiles(options.profiles, tools, profileEngine) : [];
   const runtime: StepwiseConfig = {
@@ -77,6 +81,13 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   // Opened last, once every file has been read: a refused start holds no lock. A locked or unreadable
   // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
   const store = openServerStore(options);
+  // Registered before the runtime starts, so its first run is traced.
+  const traces = exportTracesFromEnv(env);
+  if (traces) console.log(`traces: exported over OTLP to ${traces.endpoint}`);
+  const stopEdges = async (): Promise<void> => {
+    await mcp?.close();
+    await traces?.shutdown();
+  };
   const server = createServer({
     runtime: { ...runtime, store },
     debug,
@@ -103,6 +114,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   } catch (error) {
     await server.close();
     await store.close();
+    await stopEdges();
     throw error;
   }
   const { port } = server.http.address() as AddressInfo;
@@ -115,6 +127,8 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     if (store.durable) await server.stepwise.suspend();
     await server.close();
     await store.close();
+    // Last: the spans of the runs stopped above are flushed, and MCP server processes end.
+    await stopEdges();
   });
   keepServingOnStrayErrors();
 }

@@ -17,6 +17,8 @@ export interface ServeOptions {
   /** Offer the demo tools to a real model too (they are always on with the scripted demo). */
   readonly demoTools: boolean;
   readonly profiles?: string;
+  /** MCP servers whose tools join the server's (SPEC §9). */
+  readonly mcp?: string;
   readonly debug: boolean;
   readonly pauseTimeoutMs: number;
   readonly pauseTimeoutAction: TimeoutAction;
@@ -69,6 +71,12 @@ const FLAGS: readonly FlagSpec[] = [
   },
   { name: 'demo-tools', default: 'off', help: 'offer the demo tools (get_weather, calculator, search) to a real model too' },
   { name: 'profiles', arg: 'FILE', default: 'none', help: 'JSON profiles for POST /chat/:profile and GET /profiles (docs/protocol.md, "Profiles file")' },
+  {
+    name: 'mcp',
+    arg: 'FILE',
+    default: 'none',
+    help: 'MCP servers whose tools join the server\'s, in the common {"mcpServers": {name: {command, args?, env?} | {url}}} format; one that fails to start is reported and skipped',
+  },
   { name: 'debug', default: 'off', help: 'debug mode: the /debug/* routes and step mode (also STEPWISE_DEBUG=1)' },
   { name: 'pause-timeout-ms', arg: 'MS', default: '30000', help: 'how long a pause waits for a decision before its timeout action' },
   { name: 'pause-timeout-action', arg: 'continue|deny|abort', default: 'continue', help: 'what a pause does at its deadline (abort ends the run as failed)' },
@@ -105,6 +113,8 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['ANTHROPIC_BASE_URL', 'base URL of the Anthropic engine when --base-url is not given'],
   ['STEPWISE_DEBUG', '1 or true: debug mode, as --debug'],
   ['STEPWISE_AUTH_TOKENS', 'bearer tokens "alice:tokenA,bob:tokenB", merged with --auth-tokens FILE'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'when set, traces (runs, inferences, tool calls, pauses) are exported there over OTLP/HTTP'],
+  ['OTEL_SERVICE_NAME', 'the service name on exported traces (default stepwise)'],
 ];
 
 const WIDTH = 110;
@@ -130,7 +140,7 @@ function flagLines(): string {
 }
 
 function environmentLines(): string {
-  return ENVIRONMENT.map(([name, meaning]) => entry(`  ${name}`, `${meaning}.`, 24)).join('\n');
+  return ENVIRONMENT.map(([name, meaning]) => entry(`  ${name}`, `${meaning}.`, 32)).join('\n');
 }
 
 /** `stepwise serve --help`. */
@@ -202,6 +212,7 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     ...optional('tools', text('tools')),
     demoTools: on('demo-tools'),
     ...optional('profiles', text('profiles')),
+    ...optional('mcp', text('mcp')),
     debug: on('debug'),
     pauseTimeoutMs: integer('--pause-timeout-ms', text('pause-timeout-ms'), 30_000, 0),
     pauseTimeoutAction: action as TimeoutAction,

@@ -1,3 +1,4 @@
+import { trace, type Tracer } from '@opentelemetry/api';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
 import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/engine.js';
@@ -11,6 +12,7 @@ import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
+import { traceRuns } from '../telemetry/run-spans.js';
 import { createRetention, type RetentionConfig } from './retention.js';
 import { recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
 import { createSession, type Session, type SessionChoices, type SessionSettings, type ToolList } from './session.js';
@@ -59,6 +61,11 @@ export interface StepwiseConfig {
    * process). The caller owns it: closing it is the caller's, after `dispose` or `suspend`.
    */
   readonly store?: Store;
+  /**
+   * Where the spans of runs, inferences, tool calls and pauses go (SPEC §9). Default
+   * `trace.getTracer('stepwise')` of `@opentelemetry/api`: a no-op until an OpenTelemetry SDK is registered.
+   */
+  readonly tracer?: Tracer;
 }
 
 /** Options for a new session; they apply only when `open` creates it (see `Session.configure`). */
@@ -107,6 +114,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
   const store = config.store ?? createMemoryStore();
+  const tracing = traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
@@ -259,6 +267,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       if (disposed) return;
       disposed = true;
       registryOfSessions.dispose();
+      tracing.unsubscribe();
     },
     suspend: async () => {
       if (!disposed) {
@@ -266,6 +275,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         live = false;
         for (const session of sessions.values()) session.suspend();
         retention.dispose();
+        tracing.unsubscribe();
       }
       await store.flush();
     },

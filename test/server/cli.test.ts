@@ -39,13 +39,13 @@ writeFileSync(
 
 /** Every flag of SPEC §4 this version has, plus --profiles and --demo-tools (written out: the help must not drift). */
 const SERVE_FLAGS = [
-  '--host', '--port', '--engine', '--model', '--base-url', '--script', '--tools', '--demo-tools', '--profiles', '--debug',
+  '--host', '--port', '--engine', '--model', '--base-url', '--script', '--tools', '--demo-tools', '--profiles', '--mcp', '--debug',
   '--pause-timeout-ms', '--pause-timeout-action', '--max-iterations', '--tool-timeout-ms', '--max-parallel-tools',
   '--auth-tokens', '--allowed-origins', '--insecure-no-auth', '--store', '--data-dir',
 ];
 const DEFAULTS: Record<string, string> = {
   '--host': '127.0.0.1', '--port': '3000', '--engine': 'auto', '--pause-timeout-ms': '30000', '--pause-timeout-action': 'continue',
-  '--max-iterations': '20', '--tool-timeout-ms': '30000', '--max-parallel-tools': '3', '--debug': 'off', '--demo-tools': 'off', '--store': 'sqlite', '--data-dir': './.stepwise',
+  '--max-iterations': '20', '--tool-timeout-ms': '30000', '--max-parallel-tools': '3', '--debug': 'off', '--demo-tools': 'off', '--mcp': 'none', '--store': 'sqlite', '--data-dir': './.stepwise',
 };
 
 /** The help's flag entries, each with its wrapped lines joined: `--port` -> `--port PORT port to listen on; … Default: 3000.` */
@@ -53,7 +53,7 @@ function flagEntries(help: string): Map<string, string> {
   const entries = help.split(/\n(?= {2}-)/).map((entry) => entry.trim().replace(/\s+/g, ' '));
   return new Map(entries.filter((entry) => entry.startsWith('--')).map((entry) => [entry.split(' ')[0] as string, entry]));
 }
-const ENVIRONMENT = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'STEPWISE_DEBUG', 'STEPWISE_AUTH_TOKENS'];
+const ENVIRONMENT = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'STEPWISE_DEBUG', 'STEPWISE_AUTH_TOKENS', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME'];
 
 // Each test starts one or more real processes; on a loaded machine each start takes seconds.
 describe('stepwise serve (the CLI)', { timeout: 60_000 }, () => {

@@ -1,0 +1,112 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool } from '../tools/define-tool.js';
+import { isHttpSpec, type McpConfig, type McpServerSpec } from './mcp-config.js';
+import { toMcpTool, type McpToolListing } from './mcp-tool.js';
+
+export interface McpServersConfig {
+  /** How long a server gets to start and list its tools. Default 10 000 ms. */
+  readonly startTimeoutMs?: number;
+  /** Names already taken (the server's own tools): an MCP tool of the same name is skipped. */
+  readonly takenNames?: readonly string[];
+  /** Told about each server that failed to start and each tool that was skipped. Default console.error. */
+  readonly report?: (message: string) => void;
+  /** Identifies stepwise to the servers. */
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+}
+
+/** The tools of every MCP server that started, and the way to stop them all. */
+export interface McpServers {
+  readonly tools: readonly Tool[];
+  /** The servers that started, with their tools' names. */
+  readonly servers: readonly { readonly name: string; readonly tools: readonly string[] }[];
+  /** Closes every connection (a stdio server's process ends with it). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_START_TIMEOUT_MS = 10_000;
+
+/**
+ * Starts (or connects to) every server of an MCP config at once. A server that fails is reported and
+ * skipped (SPEC §9): one broken entry must not keep the service from starting.
+ */
+export async function connectMcpServers(config: McpConfig, options: McpServersConfig = {}): Promise<McpServers> {
+  const report = options.report ?? ((message: string) => console.error(message));
+  const entries = Object.entries(config.mcpServers);
+  const settled = await Promise.allSettled(entries.map(([, spec]) => connectOne(spec, options)));
+  const clients: Client[] = [];
+  const tools: Tool[] = [];
+  const servers: { name: string; tools: string[] }[] = [];
+  const taken = new Set(options.takenNames ?? []);
+  settled.forEach((outcome, index) => {
+    const name = (entries[index] as [string, McpServerSpec])[0];
+    if (outcome.status === 'rejected') {
+      report(`mcp ${name}: not started: ${messageOf(outcome.reason)}`);
+      return;
+    }
+    const { client, listings } = outcome.value;
+    clients.push(client);
+    const names: string[] = [];
+    for (const listing of listings) {
+      if (taken.has(listing.name)) {
+        report(`mcp ${name}: tool ${listing.name} skipped: another tool has that name`);
+        continue;
+      }
+      try {
+        tools.push(toMcpTool(client, listing));
+      } catch (error) {
+        report(`mcp ${name}: tool ${listing.name} skipped: ${messageOf(error)}`);
+        continue;
+      }
+      taken.add(listing.name);
+      names.push(listing.name);
+    }
+    servers.push({ name, tools: names });
+  });
+  return {
+    tools,
+    servers,
+    close: async () => {
+      await Promise.allSettled(clients.map((client) => client.close()));
+    },
+  };
+}
+
+async function connectOne(spec: McpServerSpec, options: McpServersConfig): Promise<{ client: Client; listings: McpToolListing[] }> {
+  const client = new Client(options.clientInfo ?? { name: 'stepwise', version: '0' });
+  const timeout = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  try {
+    await client.connect(transportOf(spec), { timeout });
+    const listings: McpToolListing[] = [];
+    // tools/list pages with a cursor.
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+      listings.push(...(page.tools as McpToolListing[]));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return { client, listings };
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw new Error(`${isHttpSpec(spec) ? spec.url : spec.command}: ${messageOf(error)}`, { cause: error });
+  }
+}
+
+function transportOf(spec: McpServerSpec): Transport {
+  if (isHttpSpec(spec)) {
+    const headers = spec.headers;
+    return new StreamableHTTPClientTransport(new URL(spec.url), headers ? { requestInit: { headers: { ...headers } } } : {});
+  }
+  return new StdioClientTransport({
+    command: spec.command,
+    ...(spec.args ? { args: [...spec.args] } : {}),
+    // The SDK passes only a safe subset of our environment (PATH, HOME, ...) unless told more.
+    env: { ...getDefaultEnvironment(), ...spec.env },
+    ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+    stderr: 'inherit',
+  });
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

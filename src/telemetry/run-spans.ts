@@ -1,0 +1,157 @@
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import type { Observable, Subscription } from 'rxjs';
+import type { SequencedEvent, StepwiseEvent } from '../streams/events.js';
+
+/** The open spans of one run: the run's own, its inference, and its tool calls and pauses by id. */
+interface RunSpans {
+  readonly span: Span;
+  inference: Span | undefined;
+  readonly tools: Map<string, Span>;
+  readonly pauses: Map<string, Span>;
+}
+
+type EventOf<T extends StepwiseEvent['type']> = Extract<StepwiseEvent, { type: T }>;
+
+/**
+ * Traces runs from the events they publish (SPEC §9): one span per run, per inference (GenAI semantic
+ * conventions: operation, model, token usage), per tool call (tool name and call id) and per pause
+ * (its reason and `by`). It only watches the hub, so the loop carries no tracing code; spans start
+ * and end at the events' own `at`, so their durations are exact in virtual time too.
+ * With `@opentelemetry/api`'s default tracer (no SDK registered) every span is a no-op.
+ */
+export function traceRuns(events$: Observable<SequencedEvent>, tracer: Tracer): Subscription {
+  const runs = new Map<string, RunSpans>();
+
+  /** The run's spans; a run recovered after a restart publishes no `run-started`, so it starts here. */
+  const runOf = (event: StepwiseEvent, resumed = true): RunSpans => {
+    let run = runs.get(event.inference_id);
+    if (!run) {
+      const span = tracer.startSpan(
+        'invoke_agent stepwise',
+        {
+          kind: SpanKind.INTERNAL,
+          startTime: timeOf(event.at),
+          attributes: {
+            'gen_ai.operation.name': 'invoke_agent',
+            'gen_ai.agent.name': 'stepwise',
+            'gen_ai.conversation.id': event.conv_id,
+            'stepwise.session.id': event.session_id,
+            'stepwise.run.id': event.inference_id,
+            'stepwise.turn.id': event.turn_id,
+            ...(resumed ? { 'stepwise.run.resumed': true } : {}),
+          },
+        },
+        ROOT_CONTEXT,
+      );
+      run = { span, inference: undefined, tools: new Map(), pauses: new Map() };
+      runs.set(event.inference_id, run);
+    }
+    return run;
+  };
+  const child = (run: RunSpans, name: string, at: number, attributes: Attributes, kind = SpanKind.INTERNAL): Span =>
+    tracer.startSpan(name, { kind, startTime: timeOf(at), attributes }, trace.setSpan(ROOT_CONTEXT, run.span));
+
+  const inferenceStarted = (event: EventOf<'inference-started'>): void => {
+    const run = runOf(event);
+    run.inference?.end(timeOf(event.at));
+    const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': event.model };
+    run.inference = child(run, `chat ${event.model}`, event.at, attributes, SpanKind.CLIENT);
+  };
+  const inferenceFinished = (event: EventOf<'inference-finished'>): void => {
+    const run = runOf(event);
+    run.inference?.setAttributes({
+      'gen_ai.response.model': event.model,
+      'gen_ai.usage.input_tokens': event.usage.input_tokens,
+      'gen_ai.usage.output_tokens': event.usage.output_tokens,
+      ...(event.stop_reason === null ? {} : { 'gen_ai.response.finish_reasons': [event.stop_reason] }),
+    });
+    run.inference?.end(timeOf(event.at));
+    run.inference = undefined;
+  };
+  const inferenceFailed = (event: EventOf<'inference-failed'>): void => {
+    const run = runOf(event);
+    failed(run.inference, event.code ?? 'inference_failed', event.message);
+    run.inference?.end(timeOf(event.at));
+    run.inference = undefined;
+  };
+  const toolStarted = (event: EventOf<'tool-execution-started'>): void => {
+    const run = runOf(event);
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': event.name, 'gen_ai.tool.call.id': event.tool_call_id };
+    run.tools.set(event.tool_call_id, child(run, `execute_tool ${event.name}`, event.at, attributes));
+  };
+  const toolResult = (event: EventOf<'tool-result'>): void => {
+    if (event.error !== undefined) failed(runs.get(event.inference_id)?.tools.get(event.tool_call_id), 'tool_error', event.error);
+  };
+  const toolFinished = (event: EventOf<'tool-execution-finished'>): void => {
+    const tools = runs.get(event.inference_id)?.tools;
+    tools?.get(event.tool_call_id)?.end(timeOf(event.at));
+    tools?.delete(event.tool_call_id);
+  };
+  const paused = (event: EventOf<'paused'>): void => {
+    const run = runOf(event);
+    const { pause } = event;
+    const attributes = {
+      'stepwise.pause.id': pause.pause_id,
+      'stepwise.pause.phase': pause.phase,
+      'stepwise.pause.deadline_ms': pause.deadline_ms,
+      'stepwise.pause.tools': pause.tool_calls.map((call) => call.name),
+    };
+    run.pauses.set(pause.pause_id, child(run, `stepwise.pause ${pause.phase}`, event.at, attributes));
+  };
+  const resumed = (event: EventOf<'resumed'>): void => {
+    const pauses = runs.get(event.inference_id)?.pauses;
+    const span = pauses?.get(event.pause_id);
+    span?.setAttributes({ 'stepwise.pause.reason': event.reason, 'stepwise.pause.by': event.by ?? 'system' });
+    span?.end(timeOf(event.at));
+    pauses?.delete(event.pause_id);
+  };
+  const runEnded = (event: EventOf<'run-ended'>): void => {
+    const run = runs.get(event.inference_id);
+    if (!run) return;
+    runs.delete(event.inference_id);
+    // A cancel or failure can end the run with its inference, tools or pause still open.
+    for (const open of [run.inference, ...run.tools.values(), ...run.pauses.values()]) open?.end(timeOf(event.at));
+    run.span.setAttribute('stepwise.run.status', event.status);
+    if (event.status === 'failed') failed(run.span, 'run_failed', event.error ?? 'the run failed');
+    run.span.end(timeOf(event.at));
+  };
+
+  return events$.subscribe(({ event }) => {
+    switch (event.type) {
+      case 'run-started':
+        return void runOf(event, false);
+      case 'inference-started':
+        return inferenceStarted(event);
+      case 'inference-finished':
+        return inferenceFinished(event);
+      case 'inference-failed':
+        return inferenceFailed(event);
+      case 'tool-execution-started':
+        return toolStarted(event);
+      case 'tool-result':
+        return toolResult(event);
+      case 'tool-execution-finished':
+        return toolFinished(event);
+      case 'paused':
+        return paused(event);
+      case 'resumed':
+        return resumed(event);
+      case 'run-ended':
+        return runEnded(event);
+      default:
+        // Deltas and logs say nothing a span needs.
+        return undefined;
+    }
+  });
+}
+
+/**
+ * An event's `at` is epoch ms from the runtime's scheduler (small numbers in virtual time). As a bare
+ * number OpenTelemetry would read a small one as a `performance.now()` reading; a Date is unambiguous.
+ */
+const timeOf = (at: number): Date => new Date(at);
+
+function failed(span: Span | undefined, type: string, message: string): void {
+  span?.setAttribute('error.type', type);
+  span?.setStatus({ code: SpanStatusCode.ERROR, message });
+}
