@@ -92,5 +92,5 @@ export {
   type EngineSelection,
   type SelectEngineConfig,
 } from './engines/select-engine.js';
-export { connectMcpServers, parseMcpConfig, toMcpTool, type McpConfig, type McpServers, type McpServersConfig, type McpServerSpec } from './mcp/index.js';
+export { connectMcpServers, mcpToolsOf, parseMcpConfig, toMcpTool, type McpConfig, type McpServerDown, type McpServers, type McpServersConfig, type McpServerSpec } from './mcp/index.js';
 export { traceRuns, exportTracesFromEnv, type TraceExport } from './telemetry/index.js';

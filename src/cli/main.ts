@@ -18,6 +18,7 @@ import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';
 import { startMcpServers } from './mcp-file.js';
+import { announceToRuns } from '../sessions/announce.js';
 import { exportTracesFromEnv } from '../telemetry/otlp-export.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -96,6 +97,8 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     ...(profiles.length > 0 ? { profiles } : {}),
     onError: (error) => console.error('stepwise: unexpected error:', error),
   });
+  // A server that dies while serving: the runs in progress hear of it (stderr already has).
+  mcp?.down$.subscribe(({ server: name, tools: withdrawn, message }) => announceToRuns(server.stepwise, { level: 'warn', message, fields: { mcp_server: name, withdrawn } }));
   try {
     const bySlug = new Map(profiles.map((profile) => [profile.slug, profile]));
     const recovered = await server.stepwise.recover({

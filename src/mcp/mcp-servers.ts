@@ -2,19 +2,27 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Subject, type Observable } from 'rxjs';
 import type { Tool } from '../tools/define-tool.js';
 import { isHttpSpec, type McpConfig, type McpServerSpec } from './mcp-config.js';
-import { toMcpTool, type McpToolListing } from './mcp-tool.js';
+import { listMcpTools, toMcpTool, type McpToolListing } from './mcp-tool.js';
 
 export interface McpServersConfig {
   /** How long a server gets to start and list its tools. Default 10 000 ms. */
   readonly startTimeoutMs?: number;
   /** Names already taken (the server's own tools): an MCP tool of the same name is skipped. */
   readonly takenNames?: readonly string[];
-  /** Told about each server that failed to start and each tool that was skipped. Default console.error. */
+  /** Told about each server that failed to start or stopped, and each tool that was skipped. Default console.error. */
   readonly report?: (message: string) => void;
   /** Identifies stepwise to the servers. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
+}
+
+/** A server that stopped while in use: its tools are withdrawn. */
+export interface McpServerDown {
+  readonly server: string;
+  readonly tools: readonly string[];
+  readonly message: string;
 }
 
 /** The tools of every MCP server that started, and the way to stop them all. */
@@ -22,6 +30,8 @@ export interface McpServers {
   readonly tools: readonly Tool[];
   /** The servers that started, with their tools' names. */
   readonly servers: readonly { readonly name: string; readonly tools: readonly string[] }[];
+  /** Each server that stops on its own (crash, closed connection); its tools are no longer offered. */
+  readonly down$: Observable<McpServerDown>;
   /** Closes every connection (a stdio server's process ends with it). */
   close(): Promise<void>;
 }
@@ -30,12 +40,16 @@ const DEFAULT_START_TIMEOUT_MS = 10_000;
 
 /**
  * Starts (or connects to) every server of an MCP config at once. A server that fails is reported and
- * skipped (SPEC §9): one broken entry must not keep the service from starting.
+ * skipped (SPEC §9): one broken entry must not keep the service from starting. Name clashes are
+ * settled in order: the server's own tools first, then the servers in the file's order; a later tool
+ * of a taken name is skipped and reported.
  */
 export async function connectMcpServers(config: McpConfig, options: McpServersConfig = {}): Promise<McpServers> {
   const report = options.report ?? ((message: string) => console.error(message));
   const entries = Object.entries(config.mcpServers);
   const settled = await Promise.allSettled(entries.map(([, spec]) => connectOne(spec, options)));
+  const down$ = new Subject<McpServerDown>();
+  let closing = false;
   const clients: Client[] = [];
   const tools: Tool[] = [];
   const servers: { name: string; tools: string[] }[] = [];
@@ -49,13 +63,15 @@ export async function connectMcpServers(config: McpConfig, options: McpServersCo
     const { client, listings } = outcome.value;
     clients.push(client);
     const names: string[] = [];
+    let down: string | undefined;
+    const liveness = { down: () => down };
     for (const listing of listings) {
       if (taken.has(listing.name)) {
         report(`mcp ${name}: tool ${listing.name} skipped: another tool has that name`);
         continue;
       }
       try {
-        tools.push(toMcpTool(client, listing));
+        tools.push(toMcpTool(client, listing, liveness));
       } catch (error) {
         report(`mcp ${name}: tool ${listing.name} skipped: ${messageOf(error)}`);
         continue;
@@ -63,13 +79,22 @@ export async function connectMcpServers(config: McpConfig, options: McpServersCo
       taken.add(listing.name);
       names.push(listing.name);
     }
+    client.onclose = () => {
+      if (closing) return;
+      down = `MCP server ${name} stopped: its tools (${names.join(', ')}) are withdrawn`;
+      report(`mcp ${name}: stopped; its tools are withdrawn`);
+      down$.next({ server: name, tools: names, message: down });
+    };
     servers.push({ name, tools: names });
   });
   return {
     tools,
     servers,
+    down$: down$.asObservable(),
     close: async () => {
+      closing = true;
       await Promise.allSettled(clients.map((client) => client.close()));
+      down$.complete();
     },
   };
 }
@@ -79,15 +104,7 @@ async function connectOne(spec: McpServerSpec, options: McpServersConfig): Promi
   const timeout = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   try {
     await client.connect(transportOf(spec), { timeout });
-    const listings: McpToolListing[] = [];
-    // tools/list pages with a cursor.
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
-      listings.push(...(page.tools as McpToolListing[]));
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return { client, listings };
+    return { client, listings: await listMcpTools(client, timeout) };
   } catch (error) {
     await client.close().catch(() => {});
     throw new Error(`${isHttpSpec(spec) ? spec.url : spec.command}: ${messageOf(error)}`, { cause: error });

@@ -35,7 +35,7 @@ function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopStat
   const engine = engineOf(ports, run);
   return defer(() => {
     const startedAt = scheduler.now();
-    publish(createEvent('inference-started', run, startedAt, { model: engine.model }));
+    publish(createEvent('inference-started', run, startedAt, { model: engine.model, provider: engine.name }));
     const request = {
       conv_id: run.conv_id,
       session_id: run.session_id,

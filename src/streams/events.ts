@@ -46,7 +46,8 @@ export type StepwiseEvent = EventBase &
   (
     | { readonly type: 'run-started' }
     | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string }
-    | { readonly type: 'inference-started'; readonly model: string }
+    /** `provider`: the engine's name (`openai`, `anthropic`, `scripted`, ...), for traces; not on the wire. */
+    | { readonly type: 'inference-started'; readonly model: string; readonly provider?: string }
     | { readonly type: 'text-delta'; readonly delta: string; readonly cumulative: string }
     /** The model began to reason (first reasoning delta of an inference): `llm.thinking.start`. */
     | { readonly type: 'reasoning-started' }

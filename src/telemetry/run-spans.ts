@@ -7,7 +7,8 @@ interface RunSpans {
   readonly span: Span;
   inference: Span | undefined;
   readonly tools: Map<string, Span>;
-  readonly pauses: Map<string, Span>;
+  /** Open pauses with when they began: the span says how long each waited. */
+  readonly pauses: Map<string, { readonly span: Span; readonly at: number }>;
 }
 
 type EventOf<T extends StepwiseEvent['type']> = Extract<StepwiseEvent, { type: T }>;
@@ -54,7 +55,11 @@ export function traceRuns(events$: Observable<SequencedEvent>, tracer: Tracer): 
   const inferenceStarted = (event: EventOf<'inference-started'>): void => {
     const run = runOf(event);
     run.inference?.end(timeOf(event.at));
-    const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': event.model };
+    const attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': event.model,
+      ...(event.provider === undefined ? {} : { 'gen_ai.provider.name': event.provider }),
+    };
     run.inference = child(run, `chat ${event.model}`, event.at, attributes, SpanKind.CLIENT);
   };
   const inferenceFinished = (event: EventOf<'inference-finished'>): void => {
@@ -96,13 +101,18 @@ export function traceRuns(events$: Observable<SequencedEvent>, tracer: Tracer): 
       'stepwise.pause.deadline_ms': pause.deadline_ms,
       'stepwise.pause.tools': pause.tool_calls.map((call) => call.name),
     };
-    run.pauses.set(pause.pause_id, child(run, `stepwise.pause ${pause.phase}`, event.at, attributes));
+    run.pauses.set(pause.pause_id, { span: child(run, `stepwise.pause ${pause.phase}`, event.at, attributes), at: event.at });
   };
   const resumed = (event: EventOf<'resumed'>): void => {
     const pauses = runs.get(event.inference_id)?.pauses;
-    const span = pauses?.get(event.pause_id);
-    span?.setAttributes({ 'stepwise.pause.reason': event.reason, 'stepwise.pause.by': event.by ?? 'system' });
-    span?.end(timeOf(event.at));
+    const pause = pauses?.get(event.pause_id);
+    if (!pause) return;
+    pause.span.setAttributes({
+      'stepwise.pause.reason': event.reason,
+      'stepwise.pause.by': event.by ?? 'system',
+      'stepwise.pause.waited_ms': event.at - pause.at,
+    });
+    pause.span.end(timeOf(event.at));
     pauses?.delete(event.pause_id);
   };
   const runEnded = (event: EventOf<'run-ended'>): void => {
@@ -110,7 +120,8 @@ export function traceRuns(events$: Observable<SequencedEvent>, tracer: Tracer): 
     if (!run) return;
     runs.delete(event.inference_id);
     // A cancel or failure can end the run with its inference, tools or pause still open.
-    for (const open of [run.inference, ...run.tools.values(), ...run.pauses.values()]) open?.end(timeOf(event.at));
+    const pauses = [...run.pauses.values()].map((pause) => pause.span);
+    for (const open of [run.inference, ...run.tools.values(), ...pauses]) open?.end(timeOf(event.at));
     run.span.setAttribute('stepwise.run.status', event.status);
     if (event.status === 'failed') failed(run.span, 'run_failed', event.error ?? 'the run failed');
     run.span.end(timeOf(event.at));

@@ -28,6 +28,11 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
    * Default false.
    */
   readonly idempotent?: boolean;
+  /**
+   * False while the tool cannot be called (its MCP server died): it is not offered to the model, and a
+   * call the model still makes fails with the tool's own message. Default: always available.
+   */
+  available?(): boolean;
 }
 
 export type Validation<Args = unknown> = { readonly ok: true; readonly value: Args } | { readonly ok: false; readonly issues: readonly string[] };
@@ -40,6 +45,7 @@ export interface Tool<Args = unknown> extends ToolSpec {
   readonly policy?: ToolErrorPolicy;
   readonly timeoutMs?: number;
   readonly idempotent?: boolean;
+  available?(): boolean;
   validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
 }
@@ -87,6 +93,7 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
     ...(definition.policy === undefined ? {} : { policy: definition.policy }),
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
     ...(definition.idempotent === true ? { idempotent: true } : {}),
+    ...(definition.available === undefined ? {} : { available: definition.available }),
     validate(args) {
       const parsed = validator.safeParse(args);
       return parsed.success ? { ok: true, value: parsed.data as Args } : { ok: false, issues: describeIssues(parsed.error.issues) };

@@ -5,7 +5,7 @@ import { toTool, type Tool, type ToolDefinition } from './define-tool.js';
 export interface ToolRegistry {
   get(name: string): Tool | undefined;
   names(): string[];
-  /** Specs to advertise: all tools, or only the allowed ones (unknown names are skipped). */
+  /** Specs to advertise: all available tools, or only the allowed ones (unknown names are skipped). */
   specs(allowed?: ReadonlySet<string>): ToolSpec[];
   /** Names in `names` that the registry does not know. */
   unknown(names: readonly string[]): string[];
@@ -23,7 +23,7 @@ export function createToolRegistry(tools: readonly (Tool | ToolDefinition)[] = [
     names: () => [...byName.keys()],
     specs: (allowed) =>
       [...byName.values()]
-        .filter((tool) => !allowed || allowed.has(tool.name))
+        .filter((tool) => (!allowed || allowed.has(tool.name)) && tool.available?.() !== false)
         .map(({ name, description, parameters }) => ({ name, description, parameters })),
     unknown: (names) => names.filter((name) => !byName.has(name)),
   };

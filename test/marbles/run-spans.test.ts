@@ -41,7 +41,7 @@ describe('traceRuns: spans from the hub', () => {
 
     const [first, second] = byName('chat scripted');
     expect(first?.kind).toBe(SpanKind.CLIENT);
-    expect(first?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'scripted', 'gen_ai.response.model': 'scripted' });
+    expect(first?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'scripted', 'gen_ai.response.model': 'scripted', 'gen_ai.provider.name': 'scripted' });
     expect(first?.attributes['gen_ai.usage.input_tokens']).toEqual(expect.any(Number));
     expect(second?.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
 
@@ -50,10 +50,10 @@ describe('traceRuns: spans from the hub', () => {
     expect(tool?.status.code).not.toBe(SpanStatusCode.ERROR);
 
     const [continued] = byName('stepwise.pause after_inference');
-    expect(continued?.attributes).toMatchObject({ 'stepwise.pause.id': pauses[0]?.pause_id, 'stepwise.pause.reason': 'continued', 'stepwise.pause.by': 'alice', 'stepwise.pause.tools': ['echo'] });
+    expect(continued?.attributes).toMatchObject({ 'stepwise.pause.id': pauses[0]?.pause_id, 'stepwise.pause.reason': 'continued', 'stepwise.pause.by': 'alice', 'stepwise.pause.tools': ['echo'], 'stepwise.pause.waited_ms': 1000 });
     expect(ms(continued?.duration ?? [0, 0])).toBe(1000);
     const [timedOut] = byName('stepwise.pause after_tools');
-    expect(timedOut?.attributes).toMatchObject({ 'stepwise.pause.reason': 'timeout', 'stepwise.pause.by': 'system' });
+    expect(timedOut?.attributes).toMatchObject({ 'stepwise.pause.reason': 'timeout', 'stepwise.pause.by': 'system', 'stepwise.pause.waited_ms': 2000 });
     expect(ms(timedOut?.duration ?? [0, 0])).toBe(2000);
     expect(ms(run?.duration ?? [0, 0])).toBe(3000);
   }));

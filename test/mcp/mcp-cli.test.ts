@@ -31,6 +31,8 @@ writeFileSync(
       { text: 'It is 5.' },
       { tool_calls: [{ id: 'm2', name: 'wait', arguments: { label: 'slow' } }] },
       { text: 'It took too long.' },
+      { tool_calls: [{ id: 'm3', name: 'crash', arguments: {} }] },
+      { text: 'The server is gone.' },
     ],
   }),
 );
@@ -81,7 +83,7 @@ describe('serve --mcp, with traces over OTLP', { timeout: 60_000 }, () => {
       ['--port', '0', '--engine', 'scripted', '--script', scriptFile, '--mcp', mcpFile, '--debug', '--tool-timeout-ms', '400'],
       { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'stepwise-test' },
     );
-    expect(cli.stdout()).toContain('mcp: fixture (add, lookup, fail, wait)');
+    expect(cli.stdout()).toContain('mcp: fixture (add, lookup, fail, wait, crash)');
     expect(cli.stdout()).toContain(`traces: exported over OTLP to ${collector.url}`);
 
     const ws = await SemClient.connect(`${cli.wsBase}/ws?conv_id=mcp-1`);
@@ -97,6 +99,13 @@ describe('serve --mcp, with traces over OTLP', { timeout: 60_000 }, () => {
     expect((await post(cli.base, '/chat', { prompt: 'wait', conv_id: 'mcp-1' })).status).toBe(200);
     expect((await ws.next('tool.result')).error).toMatch(/timed out/);
     expect(await ws.next('run.end')).toMatchObject({ status: 'completed' });
+
+    // The third run's MCP server dies mid-call: the run hears why, gets an error result and goes on.
+    expect((await post(cli.base, '/chat', { prompt: 'crash', conv_id: 'mcp-1' })).status).toBe(200);
+    const notice = await ws.next('log');
+    expect(notice).toMatchObject({ level: 'warn', message: 'MCP server fixture stopped: its tools (add, lookup, fail, wait, crash) are withdrawn' });
+    expect((await ws.next('tool.result')).error).toContain('MCP server fixture stopped');
+    expect(await ws.next('run.end')).toMatchObject({ status: 'completed' });
     await ws.close();
     const readLog = async (): Promise<string> => (existsSync(mcpLog) ? readFileSync(mcpLog, 'utf8') : '');
     expect(await until(readLog, (logged) => logged.includes('cancelled'))).toBe('started slow\ncancelled slow\n');
@@ -104,7 +113,7 @@ describe('serve --mcp, with traces over OTLP', { timeout: 60_000 }, () => {
     // SIGTERM flushes the batched spans and ends the MCP server process.
     expect(await cli.stop('SIGTERM')).toBe(0);
     const names = collector.spans.map((span) => span.name);
-    expect(names.filter((name) => name === 'invoke_agent stepwise')).toHaveLength(2);
+    expect(names.filter((name) => name === 'invoke_agent stepwise')).toHaveLength(3);
     expect(names).toEqual(expect.arrayContaining(['chat scripted', 'execute_tool add', 'execute_tool wait', 'stepwise.pause after_inference']));
     const paused = collector.spans.find((span) => span.name === 'stepwise.pause after_inference');
     expect(attribute(paused, 'stepwise.pause.by')).toBe('local');

@@ -1,31 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { connectMcpServers, parseMcpConfig, type McpServers } from '../../src/mcp/index.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import { until } from '../durable/helpers.js';
-// @ts-expect-error: a plain ES module fixture (it is also run as a stdio server by `node`).
-import { createToolsServer } from '../fixtures/mcp/tools-server.mjs';
+import { createToolRegistry } from '../../src/tools/tool-registry.js';
+import { startHttpFixture } from '../fixtures/mcp/http-fixture.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/mcp/tools-server.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'stepwise-mcp-'));
-
-/** The fixture behind streamable HTTP on port 0, stateless: a fresh server and transport per request. */
-async function startHttpFixture(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const mcp = createToolsServer(undefined) as { connect(t: unknown): Promise<void>; close(): Promise<void> };
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => void transport.close().then(() => mcp.close()));
-    void mcp.connect(transport).then(() => transport.handleRequest(req, res));
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
-}
 
 const abortable = () => new AbortController();
 const call = (tool: Tool | undefined, args: unknown, signal = abortable().signal): Promise<unknown> =>
@@ -61,7 +47,7 @@ describe('MCP servers as ordinary tools', { timeout: 30_000 }, () => {
 
   it('should list the tools of each server that started, skipping a broken server and a taken name', () => {
     expect(stdio.servers).toEqual([
-      { name: 'fixture', tools: ['add', 'lookup', 'wait'] },
+      { name: 'fixture', tools: ['add', 'lookup', 'wait', 'crash'] },
       // The second copy of the same tools: every name is taken by then.
       { name: 'also', tools: [] },
     ]);
@@ -107,10 +93,30 @@ describe('MCP servers as ordinary tools', { timeout: 30_000 }, () => {
     expect(readFileSync(log, 'utf8')).toBe('started first\ncancelled first\n');
   });
 
+  it('should withdraw the tools of a server that dies mid-call, and say so', async () => {
+    const said: string[] = [];
+    const servers = await connectMcpServers({ mcpServers: { doomed: { command: process.execPath, args: [FIXTURE] } } }, { report: (line) => said.push(line) });
+    const registry = createToolRegistry(servers.tools);
+    const downs: unknown[] = [];
+    servers.down$.subscribe((down) => downs.push(down));
+    try {
+      expect(registry.specs().map((spec) => spec.name)).toContain('add');
+      await expect(call(byName(servers, 'crash'), {})).rejects.toThrow();
+      await until(async () => downs.length, (count) => count === 1);
+      expect(downs).toEqual([{ server: 'doomed', tools: ['add', 'lookup', 'fail', 'wait', 'crash'], message: expect.stringContaining('MCP server doomed stopped') }]);
+      expect(said).toEqual(['mcp doomed: stopped; its tools are withdrawn']);
+      expect(registry.specs()).toEqual([]);
+      expect(byName(servers, 'add')?.available?.()).toBe(false);
+      await expect(call(byName(servers, 'add'), { a: 1, b: 1 })).rejects.toThrow('MCP server doomed stopped: its tools (add, lookup, fail, wait, crash) are withdrawn');
+    } finally {
+      await servers.close();
+    }
+  });
+
   it('should call tools over streamable HTTP', async () => {
     const servers = await connectMcpServers(parseMcpConfig({ mcpServers: { remote: { url: http.url } } }));
     try {
-      expect(servers.servers).toEqual([{ name: 'remote', tools: ['add', 'lookup', 'fail', 'wait'] }]);
+      expect(servers.servers).toEqual([{ name: 'remote', tools: ['add', 'lookup', 'fail', 'wait', 'crash'] }]);
       expect(await call(byName(servers, 'add'), { a: 40, b: 2 })).toBe('42');
     } finally {
       await servers.close();
