@@ -63,9 +63,10 @@ export interface StepwiseConfig {
   readonly store?: Store;
   /**
    * Where the spans of runs, inferences, tool calls and pauses go (SPEC §9). Default
-   * `trace.getTracer('stepwise')` of `@opentelemetry/api`: a no-op until an OpenTelemetry SDK is registered.
+   * `trace.getTracer('stepwise')` of `@opentelemetry/api`: a no-op until an OpenTelemetry SDK is
+   * registered. `null`: no tracing at all (not even the no-op's few calls per event).
    */
-  readonly tracer?: Tracer;
+  readonly tracer?: Tracer | null;
 }
 
 /** Options for a new session; they apply only when `open` creates it (see `Session.configure`). */
@@ -114,7 +115,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
   const store = config.store ?? createMemoryStore();
-  const tracing = traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
+  const tracing = config.tracer === null ? undefined : traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
@@ -267,7 +268,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       if (disposed) return;
       disposed = true;
       registryOfSessions.dispose();
-      tracing.unsubscribe();
+      tracing?.unsubscribe();
     },
     suspend: async () => {
       if (!disposed) {
@@ -275,7 +276,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         live = false;
         for (const session of sessions.values()) session.suspend();
         retention.dispose();
-        tracing.unsubscribe();
+        tracing?.unsubscribe();
       }
       await store.flush();
     },
