@@ -72,9 +72,10 @@ const ROUTES: readonly (readonly [string, string])[] = [
 
 /** Builds the express app and the WebSocket server on one http server; reads no env, never listens. */
 export function createServer(options: ServerOptions): StepwiseServer {
-  const stepwise = createStepwise(options.runtime);
-  // Subscribed before any client, so it sees every event first and in hub order.
-  const encoder = createFrameEncoder(stepwise.hub);
+  // A frame the store cannot commit reaches no client (SPEC §6): the server's error log says so.
+  const stepwise = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime });
+  // Subscribed before any client, so it sees every committed frame first and in hub order.
+  const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
   const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
   const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles };
   const tokens: TokenTable = options.tokens ?? new Map();

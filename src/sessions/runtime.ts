@@ -4,7 +4,8 @@ import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/eng
 import type { LoopPorts, RunTools } from '../operators/loop-state.js';
 import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
-import { createEventHub, type EventHub } from '../streams/event-hub.js';
+import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
+import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
 import type { StepSetting, Store, StoredConversation, StoredPause } from '../core/store.js';
 import { createMemoryStore } from '../store/memory.js';
@@ -55,10 +56,13 @@ export interface StepwiseConfig {
   readonly retention?: RetentionConfig;
   /**
    * Where conversations, turns, pauses, checkpoints and decisions are kept (SPEC §6); the loop, hub
-   * and controller never know which adapter it is. Default `createMemoryStore()` (nothing survives the
-   * process). The caller owns it: closing it is the caller's, after `dispose` or `suspend`.
+   * and controller never know which adapter it is. Default a memory store keeping `bufferSize` frames
+   * per conversation (nothing survives the process). The caller owns it: closing it is the caller's,
+   * after `dispose` or `suspend`.
    */
   readonly store?: Store;
+  /** Told about each frame the store could not commit (that frame reaches no client). Default: ignored. */
+  readonly onFrameError?: (error: unknown) => void;
 }
 
 /** Options for a new session; they apply only when `open` creates it (see `Session.configure`). */
@@ -82,6 +86,8 @@ export interface SessionRegistry {
 /** A runtime: one event hub, one step controller, tools and sessions over one engine. */
 export interface Stepwise {
   readonly hub: EventHub;
+  /** The hub's frames once committed to the store: what clients get (SPEC §6). */
+  readonly frames: FrameLog;
   readonly controller: StepController;
   readonly registry: ToolRegistry;
   readonly sessions: SessionRegistry;
@@ -106,8 +112,11 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
-  const store = config.store ?? createMemoryStore();
+  // Keeping what the hub keeps: a store that persists nothing need not hold more than the replay buffer.
+  const store = config.store ?? createMemoryStore({ maxFramesPerConversation: config.bufferSize ?? DEFAULT_BUFFER_SIZE });
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
+  // Subscribed before anything else follows the hub, so every frame is appended as it is published.
+  const frames = createFrameLog(hub, store, config.onFrameError === undefined ? {} : { onError: config.onFrameError });
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
   const publish = (event: Parameters<EventHub['publish']>[0]): void => {
@@ -182,10 +191,11 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     session.dispose();
     controller.disable(session.session_id);
     hub.forget(convId);
+    frames.forget(convId);
     engine.forget?.(convId);
     return true;
   };
-  const retention = createRetention({ scheduler, close, isWatched: hub.isWatched }, config.retention);
+  const retention = createRetention({ scheduler, close, isWatched: (convId) => hub.isWatched(convId) || frames.isWatched(convId) }, config.retention);
   const settings: SessionSettings = {
     loop,
     views: { hub, controller },
@@ -245,6 +255,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
 
   return {
     hub,
+    frames,
     controller,
     registry,
     sessions: registryOfSessions,
@@ -252,6 +263,8 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     store,
     recover: async (options) => {
       const snapshot = await store.load();
+      // seq goes on from the stored log (SPEC §6), set before recovery publishes anything.
+      for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > hub.lastSeq(conv_id)) hub.seed(conv_id, last_seq);
       const recoveryPorts = { loop: ports, reopen, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
       return recoverFrom(snapshot, recoveryPorts, options);
     },
@@ -259,6 +272,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       if (disposed) return;
       disposed = true;
       registryOfSessions.dispose();
+      frames.dispose();
     },
     suspend: async () => {
       if (!disposed) {
@@ -268,6 +282,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         retention.dispose();
       }
       await store.flush();
+      frames.dispose();
     },
   };
 }

@@ -1,0 +1,107 @@
+import type { Observable, Subscription } from 'rxjs';
+import { Subject, tap } from 'rxjs';
+import type { FrameEvent, Store } from '../core/store.js';
+import { committedFrames } from './committed-frames.js';
+import { createLiveChannels, type BufferedFrames, type EventHub } from './event-hub.js';
+import type { SequencedEvent } from './events.js';
+
+export interface FrameLogConfig {
+  /** Told about each frame the store could not commit (that frame is never delivered). Default: ignored. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/**
+ * What clients may see of the hub (SPEC §6: a frame is committed to the store before any client
+ * receives it): each frame once the store has committed it, in hub order, and the frames of before
+ * from the hub's buffer or, when it no longer holds them (trimmed, or after a restart), the store's log.
+ */
+export interface FrameLog {
+  /** Every committed frame, in hub order. Hot: connected from creation until `dispose`. */
+  readonly events$: Observable<SequencedEvent>;
+  /** One conversation's committed frames, live. */
+  conversation$(convId: string): Observable<SequencedEvent>;
+  /** The newest committed seq: what `ws.hello` and `/hydrate` call `last_seq`. */
+  lastSeq(convId: string): number;
+  /** Whether a live subscriber (a dashboard's socket) follows the conversation now. */
+  isWatched(convId: string): boolean;
+  /**
+   * Committed frames with seq > `sinceSeq`, oldest first, at most `limit`, when the hub's buffer still
+   * holds every one of them; undefined when some are only in the store (see `read`).
+   */
+  buffered(convId: string, sinceSeq: number, limit?: number): BufferedFrames | undefined;
+  /** As `buffered`, falling back to the store's log. */
+  read(convId: string, sinceSeq: number, limit?: number): Promise<BufferedFrames>;
+  /** Drops what it knows of a conversation (when the conversation is closed). */
+  forget(convId: string): void;
+  /** Stops delivering. Idempotent. Frames already queued in the store are still committed. */
+  dispose(): void;
+}
+
+/**
+ * hub -> store -> clients, built once per runtime: every frame is appended to the store as the hub
+ * delivers it (batched by the store: SQLite commits a tick's frames in one transaction; the memory
+ * store at once, so the hub's timing is unchanged), and delivered here once committed.
+ */
+export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: FrameLogConfig = {}): FrameLog {
+  const channels = createLiveChannels<SequencedEvent>();
+  // The last committed seq of each conversation whose newest frames are still being committed (or
+  // failed to be); every other conversation is committed up to the hub's last seq. Small: with the
+  // memory store it is empty between frames, with SQLite it holds the conversations of one batch.
+  const behind = new Map<string, number>();
+  const lastSeq = (convId: string): number => behind.get(convId) ?? hub.lastSeq(convId);
+
+  const events$ = new Subject<SequencedEvent>();
+  const connection: Subscription = hub.events$
+    .pipe(
+      tap(({ seq, event }) => {
+        if (!behind.has(event.conv_id)) behind.set(event.conv_id, seq - 1);
+      }),
+      committedFrames(store, config.onError),
+    )
+    .subscribe((frame) => {
+      const convId = frame.event.conv_id;
+      if (frame.seq >= hub.lastSeq(convId)) behind.delete(convId);
+      else behind.set(convId, frame.seq);
+      // The one place committed frames enter: a per-conversation route, so the fan-out to one
+      // conversation's clients does not filter every conversation's frames (as the hub does).
+      events$.next(frame);
+      channels.next(convId, frame);
+    });
+
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
+    const last = lastSeq(convId);
+    const wanted = Math.min(limit, last - sinceSeq);
+    if (wanted <= 0) return { frames: [], lastSeq: last };
+    const { frames } = hub.buffered(convId, sinceSeq, wanted);
+    // The buffer is consecutive seqs: it holds them all when it starts right after `sinceSeq`.
+    return frames[0]?.seq === sinceSeq + 1 ? { frames, lastSeq: last } : undefined;
+  };
+
+  const fromStore = async (convId: string, sinceSeq: number, limit: number): Promise<BufferedFrames> => {
+    const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
+    // What `last_seq` says is committed and delivered; the store may be a few frames ahead of it.
+    const last = lastSeq(convId);
+    const frames = page.frames.filter((frame) => frame.seq <= last) as SequencedEvent[];
+    return { frames, lastSeq: last };
+  };
+
+  let disposed = false;
+  return {
+    events$: events$.asObservable(),
+    conversation$: (convId) => channels.channel$(convId),
+    lastSeq,
+    isWatched: (convId) => channels.isWatched(convId),
+    buffered,
+    read: (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) =>
+      Promise.resolve(buffered(convId, sinceSeq, limit) ?? fromStore(convId, sinceSeq, limit)),
+    forget: (convId) => {
+      behind.delete(convId);
+    },
+    dispose: () => {
+      if (disposed) return;
+      disposed = true;
+      connection.unsubscribe();
+    },
+  };
+}
+
