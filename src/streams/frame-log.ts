@@ -44,28 +44,40 @@ export interface FrameLog {
  */
 export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: FrameLogConfig = {}): FrameLog {
   const channels = createLiveChannels<SequencedEvent>();
-  // The last committed seq of each conversation whose newest frames are still being committed (or
-  // failed to be); every other conversation is committed up to the hub's last seq. Small: with the
-  // memory store it is empty between frames, with SQLite it holds the conversations of one batch.
-  const behind = new Map<string, number>();
-  const lastSeq = (convId: string): number => behind.get(convId) ?? hub.lastSeq(convId);
+  // Frames appended and not delivered yet, in hub order (with the memory store, at most the one being
+  // delivered), and per conversation whose append failed the last seq committed before it: what is
+  // committed of a conversation ends before its first frame in either.
+  const inFlight: SequencedEvent[] = [];
+  const stalled = new Map<string, number>();
+  const lastSeq = (convId: string): number => {
+    const failedAfter = stalled.get(convId);
+    if (failedAfter !== undefined) return failedAfter;
+    const waiting = inFlight.find((frame) => frame.event.conv_id === convId);
+    return waiting ? waiting.seq - 1 : hub.lastSeq(convId);
+  };
+  const settle = (frame: SequencedEvent): void => {
+    if (inFlight[0] === frame) inFlight.shift();
+    else inFlight.splice(inFlight.indexOf(frame), 1);
+  };
+  const failed = (error: unknown, frame: SequencedEvent): void => {
+    settle(frame);
+    // The store's log cannot go on past a missing frame: neither does what clients are told of.
+    if (!stalled.has(frame.event.conv_id)) stalled.set(frame.event.conv_id, frame.seq - 1);
+    config.onError?.(error);
+  };
 
   const events$ = new Subject<SequencedEvent>();
   const connection: Subscription = hub.events$
     .pipe(
-      tap(({ seq, event }) => {
-        if (!behind.has(event.conv_id)) behind.set(event.conv_id, seq - 1);
-      }),
-      committedFrames(store, config.onError),
+      tap((frame) => inFlight.push(frame)),
+      committedFrames(store, failed),
     )
     .subscribe((frame) => {
-      const convId = frame.event.conv_id;
-      if (frame.seq >= hub.lastSeq(convId)) behind.delete(convId);
-      else behind.set(convId, frame.seq);
+      settle(frame);
       // The one place committed frames enter: a per-conversation route, so the fan-out to one
       // conversation's clients does not filter every conversation's frames (as the hub does).
       events$.next(frame);
-      channels.next(convId, frame);
+      channels.next(frame.event.conv_id, frame);
     });
 
   const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
@@ -95,7 +107,7 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: 
     read: (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) =>
       Promise.resolve(buffered(convId, sinceSeq, limit) ?? fromStore(convId, sinceSeq, limit)),
     forget: (convId) => {
-      behind.delete(convId);
+      stalled.delete(convId);
     },
     dispose: () => {
       if (disposed) return;
