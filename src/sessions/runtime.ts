@@ -190,8 +190,13 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     retention.forget(convId);
     session.dispose();
     controller.disable(session.session_id);
+    const lastSeq = hub.lastSeq(convId);
     hub.forget(convId);
     frames.forget(convId);
+    // A durable store keeps the conversation's log, which a session opened again under this id goes
+    // on from (seq is never reused); a memory store drops it with the session, as the hub does.
+    if (store.durable) hub.seed(convId, lastSeq);
+    else store.deleteConversation(convId);
     engine.forget?.(convId);
     return true;
   };

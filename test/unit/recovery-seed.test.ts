@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { filter, firstValueFrom } from 'rxjs';
 import { z } from 'zod';
 import { createScriptedEngine, createStepwise, defineTool, type StepwiseConfig } from '../../src/index.js';
+import type { Store } from '../../src/core/store.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { SequencedEvent } from '../../src/streams/events.js';
 
 const echo = defineTool({
@@ -19,7 +24,7 @@ const config = (store: StepwiseConfig['store'], onFrameError?: (error: unknown) 
   ...(onFrameError ? { onFrameError } : {}),
 });
 
-const seqsOf = async (store: ReturnType<typeof createMemoryStore>, convId: string): Promise<number[]> =>
+const seqsOf = async (store: Store, convId: string): Promise<number[]> =>
   (await store.frames(convId)).frames.map((frame) => frame.seq);
 const upTo = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -55,5 +60,47 @@ describe('Stepwise.recover and the frame log', () => {
     expect(await seqsOf(store, 'paused')).toEqual(upTo(1, await store.lastSeq('paused')));
     expect(errors).toEqual([]);
     second.dispose();
+  });
+});
+
+describe('a conversation closed and opened again', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should go on after its stored frames with a durable store (seq never reused)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-reopen-'));
+    dirs.push(dir);
+    const store = createSqliteStore({ dataDir: dir });
+    const errors: unknown[] = [];
+    const sw = createStepwise(config(store, (error) => errors.push(error)));
+    await sw.sessions.open({ conv_id: 'c' }).start({ prompt: 'go' }).result();
+    await store.flush();
+    const before = sw.hub.lastSeq('c');
+    expect(sw.sessions.close('c')).toBe(true);
+    const delivered: number[] = [];
+    sw.frames.conversation$('c').subscribe(({ seq }) => delivered.push(seq));
+    await sw.sessions.open({ conv_id: 'c' }).start({ prompt: 'again' }).result();
+    await store.flush();
+    expect(delivered[0]).toBe(before + 1);
+    expect(await seqsOf(store, 'c')).toEqual(upTo(1, sw.hub.lastSeq('c')));
+    expect(errors).toEqual([]);
+    sw.dispose();
+    await store.close();
+  });
+
+  it('should start over from 1 with the memory store, which drops it with the session', async () => {
+    const store = createMemoryStore();
+    const errors: unknown[] = [];
+    const sw = createStepwise(config(store, (error) => errors.push(error)));
+    await sw.sessions.open({ conv_id: 'c' }).start({ prompt: 'go' }).result();
+    sw.sessions.close('c');
+    expect(await store.lastSeq('c')).toBe(0);
+    const delivered: number[] = [];
+    sw.frames.conversation$('c').subscribe(({ seq }) => delivered.push(seq));
+    await sw.sessions.open({ conv_id: 'c' }).start({ prompt: 'again' }).result();
+    expect(delivered).toEqual(upTo(1, sw.hub.lastSeq('c')));
+    expect(errors).toEqual([]);
   });
 });
