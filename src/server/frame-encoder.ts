@@ -36,8 +36,11 @@ interface RunMessages {
 }
 
 interface ConversationMessages {
-  /** The first seq learned as it was committed; the frames before it are learned from the store. */
-  readonly liveFrom: number;
+  /**
+   * The first seq learned as it was committed (Infinity until one is); the frames before it are
+   * learned from the store.
+   */
+  liveFrom: number;
   runs: Map<string, RunMessages>;
   /** Set once the frames before `liveFrom` are learned (or being learned). */
   past?: Promise<void>;
@@ -60,6 +63,8 @@ export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: P
   const subscription: Subscription = frames$.subscribe((item) => {
     const convId = item.event.conv_id;
     const known = conversations.get(convId);
+    // Known only from the store so far: what is committed from now on is learned here, not there.
+    if (known?.liveFrom === Number.POSITIVE_INFINITY) known.liveFrom = item.seq;
     if (!known) {
       const first: ConversationMessages = { liveFrom: item.seq, runs: new Map() };
       learn(first.runs, item);
@@ -70,10 +75,11 @@ export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: P
 
   const learnPast = async (convId: string, known: ConversationMessages): Promise<void> => {
     const runs = new Map<string, RunMessages>();
+    // `liveFrom` is read again after each page: frames committed meanwhile were learned live.
     for (let since = 0; since < known.liveFrom - 1; ) {
       const limit = Math.min(LEARN_PAGE, known.liveFrom - 1 - since);
       const { frames } = await store.frames(convId, { since_seq: since, limit });
-      for (const item of frames) learn(runs, item as SequencedEvent);
+      for (const item of frames) if (item.seq < known.liveFrom) learn(runs, item as SequencedEvent);
       const last = frames[frames.length - 1];
       if (!last || frames.length < limit) break;
       since = last.seq;
