@@ -56,8 +56,9 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: 
     return waiting ? waiting.seq - 1 : hub.lastSeq(convId);
   };
   const settle = (frame: SequencedEvent): void => {
+    // In order but for failed appends, which leave from the middle.
     if (inFlight[0] === frame) inFlight.shift();
-    else inFlight.splice(inFlight.indexOf(frame), 1);
+    else if (inFlight.includes(frame)) inFlight.splice(inFlight.indexOf(frame), 1);
   };
   const failed = (error: unknown, frame: SequencedEvent): void => {
     settle(frame);
