@@ -57,6 +57,9 @@ describe('frames across kill -9, SIGTERM and restart', () => {
     await replay.waitFor((frame) => frame.type === 'run.end');
     await replay.ping();
     const all = replay.sequenced;
+    // The audit trail is read from the same store.
+    const decisions = (await get(second.base, '/conversations/f1/decisions')).body.decisions;
+    expect(decisions.map((row: { pause_id: string; by: string }) => [row.pause_id, row.by])).toEqual([[pause.pause_id, 'local'], [afterTools.pause_id, 'local']]);
     expect(seqs(all)).toEqual(oneTo(all.length));
     // The run's second model message is its own, not the first one's again.
     const messages = all.filter((frame) => frame.type === 'llm.start').map((frame) => frame.id);
