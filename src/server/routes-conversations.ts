@@ -4,7 +4,7 @@ import { callerFrom, mayAccess } from './auth.js';
 import { convIdSchema, ownedSession, type ServerContext } from './context.js';
 import { parseOr400 } from './errors.js';
 
-/** At most this many frames per `/hydrate` reply; the hub keeps at least the last 1000 anyway. */
+/** At most this many frames per `/hydrate` reply: a client pages on with `since_seq` (`last_seq` says how far). */
 const MAX_HYDRATE_LIMIT = 10_000;
 
 const count = (name: string) =>
@@ -22,7 +22,7 @@ const hydrateQuery = z.object({
 /** `GET /conversations`, `GET /conversations/:conv_id` and `GET /hydrate`. */
 export function conversationRoutes(context: ServerContext): Router {
   const router = Router();
-  const { sessions, controller, hub } = context.stepwise;
+  const { sessions, controller } = context.stepwise;
 
   router.get('/conversations', (_req, res) => {
     const caller = callerFrom(res);
@@ -54,12 +54,14 @@ export function conversationRoutes(context: ServerContext): Router {
     });
   });
 
-  router.get('/hydrate', (req, res) => {
+  router.get('/hydrate', async (req, res) => {
     const query = parseOr400(hydrateQuery, singleValues(req.query), 'query');
     const session = ownedSession(context, callerFrom(res), query.conv_id);
     const limit = Math.min(query.limit ?? MAX_HYDRATE_LIMIT, MAX_HYDRATE_LIMIT);
-    const { frames, lastSeq } = hub.buffered(query.conv_id, query.since_seq ?? 0, limit);
-    // The very frames the WebSocket sent, as encoded when the hub delivered them.
+    // Committed frames: from the hub's buffer, or the store's log when they are older (or from before a restart).
+    const { frames, lastSeq } = await context.stepwise.frames.read(query.conv_id, query.since_seq ?? 0, limit);
+    await context.encoder.prepare(query.conv_id, frames);
+    // The very frames the WebSocket sent, encoded as they were live.
     res.json({ conv_id: query.conv_id, session_id: session.session_id, frames: frames.map((item) => context.encoder.encode(item).frame), last_seq: lastSeq });
   });
   return router;

@@ -1,5 +1,5 @@
 import { asapScheduler, auditTime, buffer, connect, filter, finalize, map, merge, share, Subject, type Observable } from 'rxjs';
-import type { EventHub } from '../streams/event-hub.js';
+import type { FrameLog } from '../streams/frame-log.js';
 import type { SequencedEvent } from '../streams/events.js';
 import type { FrameEncoder } from './frame-encoder.js';
 import { createFrameList, type FrameList } from './ws-frame.js';
@@ -19,18 +19,18 @@ export interface Fanout {
 }
 
 /**
- * hub -> encode -> fan-out, once per conversation: each client gets each turn's frames as one shared
+ * committed frames -> encode -> fan-out, once per conversation: each client gets each turn's frames as one shared
  * buffer, in one write. Written first as `ws.send` per frame and client (socket corked per turn), the
  * bench measured fanout_1 / 10 / 100 at 0.55-0.75× / 1.5-2.6× / 2.8-4.4× the raw `ws` server; one
  * buffer per turn gave 0.86-0.93× / 3.9-5.2× / 5.3-5.5× (main's hand-framed path: 0.81× / 4.2× / 6.2×
  * in the same conditions). What is left of fanout_1 is JSON.stringify, as the raw server's.
  */
-export function createFanout(hub: EventHub, encoder: FrameEncoder): Fanout {
+export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: FrameEncoder): Fanout {
   const channels = new Map<string, Observable<Batch>>();
   const flush$ = new Subject<void>();
 
   const channel = (convId: string): Observable<Batch> =>
-    hub.conversation$(convId).pipe(
+    frames.conversation$(convId).pipe(
       // A turn ends at the first microtask checkpoint after its first frame: what a run publishes in
       // one go is one batch, and a lone frame (a resume) waits for nothing else.
       connect((items$) => items$.pipe(buffer(merge(items$.pipe(auditTime(0, asapScheduler)), flush$)))),

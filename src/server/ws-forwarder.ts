@@ -1,11 +1,12 @@
 import type { Duplex } from 'node:stream';
 import { fromEvent, takeUntil } from 'rxjs';
-import type { WebSocket } from 'ws';
+import { WebSocket } from 'ws';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { FrameEncoder } from './frame-encoder.js';
 import { helloFrame, isPing, pongFrame } from './ws-control.js';
-import { createFanout, framesOf } from './ws-fanout.js';
+import type { SequencedEvent } from '../streams/events.js';
+import { createFanout, framesOf, type Batch } from './ws-fanout.js';
 import { createOutboxFactory, type OutboxConfig } from './ws-outbox.js';
 
 export { CLOSE_TRY_AGAIN_LATER } from './ws-outbox.js';
@@ -28,9 +29,14 @@ export interface WsForwarder {
   dispose(): void;
 }
 
+/** Frames read from the store per query when a client's `since_seq` is older than the hub's buffer. */
+const STORE_PAGE = 1000;
+/** A socket closed because its frames of before could not be read (WebSocket "internal error"). */
+export const CLOSE_INTERNAL_ERROR = 1011;
+
 export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, config: ForwarderConfig = {}): WsForwarder {
-  const { hub } = stepwise;
-  const fanout = createFanout(hub, encoder);
+  const { frames } = stepwise;
+  const fanout = createFanout(frames, encoder);
   const outboxOf = createOutboxFactory(config);
   const clients = new Set<WebSocket>();
   let disposed = false;
@@ -44,27 +50,51 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     ws.once('close', () => clients.delete(ws));
     const outbox = outboxOf(ws, socket);
     const convId = session.conv_id;
-    const lastSeq = hub.lastSeq(convId);
+    // Committed frames only: a client is never told of a seq that a crash could still lose.
+    const lastSeq = frames.lastSeq(convId);
     outbox.send(helloFrame(stepwise, session, lastSeq));
-    // The newest seq this client has: live batches are joined first, then the hub's buffer after it is
-    // sent, and a batch that was filling before the join is cut to what follows: no gap, no duplicate.
+    // The newest seq this client has: live batches are joined first, then the frames of before are
+    // sent after it, and a batch that was filling before the join is cut to what follows: no gap, no
+    // duplicate. While frames of before are read from the store, live batches wait in `held`.
     let sent = sinceSeq ?? lastSeq;
+    let held: Batch[] | undefined;
+    const deliver = ({ first, frames: list }: Batch): void => {
+      const last = first + list.length - 1;
+      if (last <= sent) return;
+      outbox.write(list.bytes(Math.max(0, sent + 1 - first)));
+      sent = last;
+    };
+    const sendBefore = (items: readonly SequencedEvent[]): void => {
+      const newest = items[items.length - 1];
+      if (!newest || newest.seq <= sent) return;
+      outbox.write(framesOf(items, encoder).bytes());
+      sent = newest.seq;
+    };
     fanout
       .batches$(convId)
       .pipe(takeUntil(fromEvent(ws, 'close')))
-      .subscribe(({ first, frames }) => {
-        const last = first + frames.length - 1;
-        if (last <= sent) return;
-        outbox.write(frames.bytes(Math.max(0, sent + 1 - first)));
-        sent = last;
-      });
-    const backlog = hub.buffered(convId, sent).frames;
-    const newest = backlog[backlog.length - 1];
-    if (newest) {
-      outbox.write(framesOf(backlog, encoder).bytes());
-      sent = newest.seq;
+      .subscribe((batch) => (held ? held.push(batch) : deliver(batch)));
+    const backlog = frames.buffered(convId, sent);
+    if (backlog) {
+      sendBefore(backlog.frames);
+      outbox.allowBacklog();
+    } else {
+      const waiting: Batch[] = (held = []);
+      // Older than the hub's buffer (after a restart, or trimmed): the store has them.
+      const fromStore = async (): Promise<void> => {
+        for (let full = true; full && ws.readyState === WebSocket.OPEN; ) {
+          const { frames: page } = await frames.read(convId, sent, STORE_PAGE);
+          await encoder.prepare(convId, page);
+          if (ws.readyState !== WebSocket.OPEN) return;
+          sendBefore(page);
+          outbox.allowBacklog();
+          full = page.length === STORE_PAGE;
+        }
+        held = undefined;
+        for (const batch of waiting) deliver(batch);
+      };
+      fromStore().catch(() => ws.close(CLOSE_INTERNAL_ERROR, 'the stored frames could not be read; reconnect with since_seq'));
     }
-    outbox.allowBacklog();
     ws.on('message', (data, isBinary) => {
       if (!isBinary && isPing(data.toString())) outbox.send(pongFrame());
     });

@@ -17,7 +17,7 @@ export interface Outbox {
   send(text: string): void;
   /** Writes WebSocket frames already framed by `ws` (see ws-frame.ts). */
   write(frames: Buffer): void;
-  /** What was sent so far (a replayed backlog) may exceed the budget until the socket first drains. */
+  /** What was sent so far (a replayed backlog) may exceed the budget until the socket next drains. */
   allowBacklog(): void;
 }
 
@@ -31,6 +31,7 @@ export function createOutboxFactory(config: OutboxConfig = {}): OutboxFactory {
   }
   return (ws, socket) => {
     let allowance = 0;
+    let awaitingDrain = false;
     // What the kernel did not take yet, checked before each write: a reader that keeps up drains it
     // between turns, and a turn's own frames (one write) never count against it.
     const isKeepingUp = (): boolean => {
@@ -49,9 +50,15 @@ export function createOutboxFactory(config: OutboxConfig = {}): OutboxFactory {
       write: (frames) => {
         if (isKeepingUp()) socket.write(frames);
       },
+      // Called after each page of a long replay: one listener until the socket drains.
       allowBacklog: () => {
         allowance = ws.bufferedAmount;
-        socket.once('drain', () => (allowance = 0));
+        if (awaitingDrain) return;
+        awaitingDrain = true;
+        socket.once('drain', () => {
+          allowance = 0;
+          awaitingDrain = false;
+        });
       },
     };
   };

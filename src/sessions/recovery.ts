@@ -1,7 +1,7 @@
 import type { RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
 import type { Block } from '../core/turns.js';
 import { registryOf, type LoopPorts, type LoopState } from '../operators/loop-state.js';
-import { createEvent } from '../streams/events.js';
+import { createEvent, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
 
 /** What `Stepwise.recover` brought back. */
@@ -64,6 +64,16 @@ export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, optio
   return { conversations: sessions.size, runs, pauses };
 }
 
+/**
+ * The inferences a run had done when it resumed after a restart, read from the `log` event it
+ * publishes first (undefined for any other event): its next model message is the one after them.
+ */
+export function resumedIteration(event: StepwiseEvent): number | undefined {
+  if (event.type !== 'log' || event.fields?.['resumed'] !== true) return undefined;
+  const iteration = event.fields['iteration'];
+  return typeof iteration === 'number' ? iteration : undefined;
+}
+
 /** Says the run resumed, and answers the tool calls that were running and may not run twice. */
 function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state: LoopState): LoopState {
   const { run } = state;
@@ -72,7 +82,7 @@ function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state:
     createEvent('log', run, now, {
       level: 'info',
       message: `run ${run.inference_id} resumed after a restart at ${checkpoint.next}`,
-      fields: { next: checkpoint.next, iteration: checkpoint.iteration },
+      fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration },
     }),
   );
   if (checkpoint.next !== 'tools') return state;

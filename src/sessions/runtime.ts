@@ -5,7 +5,8 @@ import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/eng
 import type { LoopPorts, RunTools } from '../operators/loop-state.js';
 import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
-import { createEventHub, type EventHub } from '../streams/event-hub.js';
+import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
+import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
 import type { StepSetting, Store, StoredConversation, StoredPause } from '../core/store.js';
 import { createMemoryStore } from '../store/memory.js';
@@ -57,8 +58,9 @@ export interface StepwiseConfig {
   readonly retention?: RetentionConfig;
   /**
    * Where conversations, turns, pauses, checkpoints and decisions are kept (SPEC §6); the loop, hub
-   * and controller never know which adapter it is. Default `createMemoryStore()` (nothing survives the
-   * process). The caller owns it: closing it is the caller's, after `dispose` or `suspend`.
+   * and controller never know which adapter it is. Default a memory store keeping `bufferSize` frames
+   * per conversation (nothing survives the process). The caller owns it: closing it is the caller's,
+   * after `dispose` or `suspend`.
    */
   readonly store?: Store;
   /**
@@ -67,6 +69,8 @@ export interface StepwiseConfig {
    * registered. `null`: no tracing at all (not even the no-op's few calls per event).
    */
   readonly tracer?: Tracer | null;
+  /** Told about each frame the store could not commit (that frame reaches no client). Default: ignored. */
+  readonly onFrameError?: (error: unknown) => void;
 }
 
 /** Options for a new session; they apply only when `open` creates it (see `Session.configure`). */
@@ -90,6 +94,8 @@ export interface SessionRegistry {
 /** A runtime: one event hub, one step controller, tools and sessions over one engine. */
 export interface Stepwise {
   readonly hub: EventHub;
+  /** The hub's frames once committed to the store: what clients get (SPEC §6). */
+  readonly frames: FrameLog;
   readonly controller: StepController;
   readonly registry: ToolRegistry;
   readonly sessions: SessionRegistry;
@@ -114,9 +120,12 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
-  const store = config.store ?? createMemoryStore();
-  const tracing = config.tracer === null ? undefined : traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
+  // Keeping what the hub keeps: a store that persists nothing need not hold more than the replay buffer.
+  const store = config.store ?? createMemoryStore({ maxFramesPerConversation: config.bufferSize ?? DEFAULT_BUFFER_SIZE });
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
+  // Subscribed before anything else follows the hub, so every frame is appended as it is published.
+  const frames = createFrameLog(hub, store, config.onFrameError === undefined ? {} : { onError: config.onFrameError });
+  const tracing = config.tracer === null ? undefined : traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
   const publish = (event: Parameters<EventHub['publish']>[0]): void => {
@@ -190,11 +199,17 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     retention.forget(convId);
     session.dispose();
     controller.disable(session.session_id);
+    const lastSeq = hub.lastSeq(convId);
     hub.forget(convId);
+    frames.forget(convId);
+    // A durable store keeps the conversation's log, which a session opened again under this id goes
+    // on from (seq is never reused); a memory store drops it with the session, as the hub does.
+    if (store.durable) hub.seed(convId, lastSeq);
+    else store.deleteConversation(convId);
     engine.forget?.(convId);
     return true;
   };
-  const retention = createRetention({ scheduler, close, isWatched: hub.isWatched }, config.retention);
+  const retention = createRetention({ scheduler, close, isWatched: (convId) => hub.isWatched(convId) || frames.isWatched(convId) }, config.retention);
   const settings: SessionSettings = {
     loop,
     views: { hub, controller },
@@ -254,6 +269,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
 
   return {
     hub,
+    frames,
     controller,
     registry,
     sessions: registryOfSessions,
@@ -261,6 +277,8 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     store,
     recover: async (options) => {
       const snapshot = await store.load();
+      // seq goes on from the stored log (SPEC §6), set before recovery publishes anything.
+      for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > hub.lastSeq(conv_id)) hub.seed(conv_id, last_seq);
       const recoveryPorts = { loop: ports, reopen, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
       return recoverFrom(snapshot, recoveryPorts, options);
     },
@@ -269,6 +287,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       disposed = true;
       registryOfSessions.dispose();
       tracing?.unsubscribe();
+      frames.dispose();
     },
     suspend: async () => {
       if (!disposed) {
@@ -279,6 +298,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         tracing?.unsubscribe();
       }
       await store.flush();
+      frames.dispose();
     },
   };
 }

@@ -12,7 +12,7 @@ import {
   type StoredPause,
   type StoreRetentionConfig,
 } from '../core/store.js';
-import { StoreClosedError } from '../core/store-errors.js';
+import { StoreClosedError, StoreSequenceError } from '../core/store-errors.js';
 import { continueSequences } from './frame-sequence.js';
 import { resolveRetention } from './retention.js';
 
@@ -61,16 +61,28 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   const checkpointsOf = (convId?: string): RunCheckpoint[] =>
     [...checkpoints.values()].filter((checkpoint) => convId === undefined || checkpoint.conv_id === convId);
 
+  const advance = (row: ConversationRows<E>, seq: number): void => {
+    row.lastSeq = seq;
+    if (row.frames.length > retention.trimAt) row.frames.splice(0, row.frames.length - retention.max);
+  };
   const appendFrames = (frames: readonly StoredFrame<E>[]): Observable<never> => {
     writable();
+    const [only] = frames;
+    // The server's frame log appends one frame at a time, as the hub publishes: that case, the hot
+    // one (once per frame in fanout_N), checks its seq without building a map of last seqs.
+    if (only && frames.length === 1) {
+      const row = rows.get(only.event.conv_id);
+      const expected = (row?.lastSeq ?? 0) + 1;
+      if (only.seq !== expected) return throwError(() => new StoreSequenceError(only.event.conv_id, expected, only.seq));
+      const target = row ?? rowsOf(only.event.conv_id);
+      target.frames.push(only);
+      advance(target, only.seq);
+      return EMPTY;
+    }
     const last = continueSequences(frames, (convId) => rows.get(convId)?.lastSeq ?? 0);
     if (last instanceof Error) return throwError(() => last);
     for (const frame of frames) rowsOf(frame.event.conv_id).frames.push(frame);
-    for (const [convId, seq] of last) {
-      const row = rowsOf(convId);
-      row.lastSeq = seq;
-      if (row.frames.length > retention.trimAt) row.frames.splice(0, row.frames.length - retention.max);
-    }
+    for (const [convId, seq] of last) advance(rowsOf(convId), seq);
     return EMPTY;
   };
 

@@ -6,7 +6,8 @@ export interface EventHubConfig {
   readonly bufferSize?: number;
 }
 
-const DEFAULT_HUB_CONFIG = Object.freeze({ bufferSize: 1000 });
+export const DEFAULT_BUFFER_SIZE = 1000;
+const DEFAULT_HUB_CONFIG = Object.freeze({ bufferSize: DEFAULT_BUFFER_SIZE });
 
 /** What a late subscriber can still get: frames after `since` and the newest seq. */
 export interface BufferedFrames {
@@ -41,8 +42,36 @@ export interface EventHub {
 interface ConversationLog {
   seq: number;
   frames: SequencedEvent[];
-  live: Subject<SequencedEvent> | undefined;
-  liveObservers: number;
+}
+
+/** Live values by key, each key's Subject existing only while someone observes it. */
+export interface LiveChannels<T> {
+  channel$(key: string): Observable<T>;
+  /** Delivers to the key's observers, if any. */
+  next(key: string, value: T): void;
+  isWatched(key: string): boolean;
+}
+
+/** A Subject per observed key, so delivering to one key's observers does not filter every value. */
+export function createLiveChannels<T>(): LiveChannels<T> {
+  const live = new Map<string, { readonly subject: Subject<T>; observers: number }>();
+  return {
+    channel$: (key) =>
+      new Observable<T>((subscriber) => {
+        let channel = live.get(key);
+        if (!channel) live.set(key, (channel = { subject: new Subject<T>(), observers: 0 }));
+        const observed = channel;
+        observed.observers += 1;
+        const subscription = observed.subject.subscribe(subscriber);
+        return () => {
+          subscription.unsubscribe();
+          observed.observers -= 1;
+          if (observed.observers === 0 && live.get(key) === observed) live.delete(key);
+        };
+      }),
+    next: (key, value) => live.get(key)?.subject.next(value),
+    isWatched: (key) => live.has(key),
+  };
 }
 
 export function createEventHub(config: EventHubConfig = {}): EventHub {
@@ -52,6 +81,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   }
   const all = new Subject<SequencedEvent>();
   const logs = new Map<string, ConversationLog>();
+  const live = createLiveChannels<SequencedEvent>();
   // Publishing from inside a subscriber (a dashboard continuing a pause it was just told about) must
   // not overtake the event still being delivered: later publishes queue until delivery finishes, so
   // every subscriber sees every conversation in seq order.
@@ -61,7 +91,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   const logOf = (convId: string): ConversationLog => {
     let log = logs.get(convId);
     if (!log) {
-      log = { seq: 0, frames: [], live: undefined, liveObservers: 0 };
+      log = { seq: 0, frames: [] };
       logs.set(convId, log);
     }
     return log;
@@ -69,7 +99,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
 
   const deliver = (frame: SequencedEvent): void => {
     all.next(frame);
-    logs.get(frame.event.conv_id)?.live?.next(frame);
+    live.next(frame.event.conv_id, frame);
   };
 
   const publish = (event: StepwiseEvent): SequencedEvent => {
@@ -90,18 +120,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   };
 
   // A per-conversation Subject, so fan-out to one conversation's clients does not filter every event.
-  const conversation$ = (convId: string): Observable<SequencedEvent> =>
-    new Observable<SequencedEvent>((subscriber) => {
-      const log = logOf(convId);
-      log.live ??= new Subject<SequencedEvent>();
-      log.liveObservers += 1;
-      const subscription = log.live.subscribe(subscriber);
-      return () => {
-        subscription.unsubscribe();
-        log.liveObservers -= 1;
-        if (log.liveObservers === 0) log.live = undefined;
-      };
-    });
+  const conversation$ = (convId: string): Observable<SequencedEvent> => live.channel$(convId);
 
   const buffered = (convId: string, sinceSeq = 0, limit = Number.POSITIVE_INFINITY): BufferedFrames => {
     const log = logs.get(convId);
@@ -142,7 +161,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     replay$,
     buffered,
     lastSeq: (convId) => logs.get(convId)?.seq ?? 0,
-    isWatched: (convId) => (logs.get(convId)?.liveObservers ?? 0) > 0,
+    isWatched: (convId) => live.isWatched(convId),
     forget: (convId) => {
       logs.delete(convId);
     },

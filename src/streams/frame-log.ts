@@ -1,0 +1,120 @@
+import type { Observable, Subscription } from 'rxjs';
+import { Subject, tap } from 'rxjs';
+import type { FrameEvent, Store } from '../core/store.js';
+import { committedFrames } from './committed-frames.js';
+import { createLiveChannels, type BufferedFrames, type EventHub } from './event-hub.js';
+import type { SequencedEvent } from './events.js';
+
+export interface FrameLogConfig {
+  /** Told about each frame the store could not commit (that frame is never delivered). Default: ignored. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/**
+ * What clients may see of the hub (SPEC §6: a frame is committed to the store before any client
+ * receives it): each frame once the store has committed it, in hub order, and the frames of before
+ * from the hub's buffer or, when it no longer holds them (trimmed, or after a restart), the store's log.
+ */
+export interface FrameLog {
+  /** Every committed frame, in hub order. Hot: connected from creation until `dispose`. */
+  readonly events$: Observable<SequencedEvent>;
+  /** One conversation's committed frames, live. */
+  conversation$(convId: string): Observable<SequencedEvent>;
+  /** The newest committed seq: what `ws.hello` and `/hydrate` call `last_seq`. */
+  lastSeq(convId: string): number;
+  /** Whether a live subscriber (a dashboard's socket) follows the conversation now. */
+  isWatched(convId: string): boolean;
+  /**
+   * Committed frames with seq > `sinceSeq`, oldest first, at most `limit`, when the hub's buffer still
+   * holds every one of them; undefined when some are only in the store (see `read`).
+   */
+  buffered(convId: string, sinceSeq: number, limit?: number): BufferedFrames | undefined;
+  /** As `buffered`, falling back to the store's log. */
+  read(convId: string, sinceSeq: number, limit?: number): Promise<BufferedFrames>;
+  /** Drops what it knows of a conversation (when the conversation is closed). */
+  forget(convId: string): void;
+  /** Stops delivering. Idempotent. Frames already queued in the store are still committed. */
+  dispose(): void;
+}
+
+/**
+ * hub -> store -> clients, built once per runtime: every frame is appended to the store as the hub
+ * delivers it (batched by the store: SQLite commits a tick's frames in one transaction; the memory
+ * store at once, so the hub's timing is unchanged), and delivered here once committed.
+ */
+export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: FrameLogConfig = {}): FrameLog {
+  const channels = createLiveChannels<SequencedEvent>();
+  // Frames appended and not delivered yet, in hub order (with the memory store, at most the one being
+  // delivered), and per conversation whose append failed the last seq committed before it: what is
+  // committed of a conversation ends before its first frame in either.
+  const inFlight: SequencedEvent[] = [];
+  const stalled = new Map<string, number>();
+  const lastSeq = (convId: string): number => {
+    const failedAfter = stalled.get(convId);
+    if (failedAfter !== undefined) return failedAfter;
+    const waiting = inFlight.find((frame) => frame.event.conv_id === convId);
+    return waiting ? waiting.seq - 1 : hub.lastSeq(convId);
+  };
+  const settle = (frame: SequencedEvent): void => {
+    // In order but for failed appends, which leave from the middle.
+    if (inFlight[0] === frame) inFlight.shift();
+    else if (inFlight.includes(frame)) inFlight.splice(inFlight.indexOf(frame), 1);
+  };
+  const failed = (error: unknown, frame: SequencedEvent): void => {
+    settle(frame);
+    // The store's log cannot go on past a missing frame: neither does what clients are told of.
+    if (!stalled.has(frame.event.conv_id)) stalled.set(frame.event.conv_id, frame.seq - 1);
+    config.onError?.(error);
+  };
+
+  const events$ = new Subject<SequencedEvent>();
+  const connection: Subscription = hub.events$
+    .pipe(
+      tap((frame) => inFlight.push(frame)),
+      committedFrames(store, failed),
+    )
+    .subscribe((frame) => {
+      settle(frame);
+      // The one place committed frames enter: a per-conversation route, so the fan-out to one
+      // conversation's clients does not filter every conversation's frames (as the hub does).
+      events$.next(frame);
+      channels.next(frame.event.conv_id, frame);
+    });
+
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
+    const last = lastSeq(convId);
+    const wanted = Math.min(limit, last - sinceSeq);
+    if (wanted <= 0) return { frames: [], lastSeq: last };
+    const { frames } = hub.buffered(convId, sinceSeq, wanted);
+    // The buffer is consecutive seqs: it holds them all when it starts right after `sinceSeq`.
+    return frames[0]?.seq === sinceSeq + 1 ? { frames, lastSeq: last } : undefined;
+  };
+
+  const fromStore = async (convId: string, sinceSeq: number, limit: number): Promise<BufferedFrames> => {
+    const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
+    // What `last_seq` says is committed and delivered; the store may be a few frames ahead of it.
+    const last = lastSeq(convId);
+    const frames = page.frames.filter((frame) => frame.seq <= last) as SequencedEvent[];
+    return { frames, lastSeq: last };
+  };
+
+  let disposed = false;
+  return {
+    events$: events$.asObservable(),
+    conversation$: (convId) => channels.channel$(convId),
+    lastSeq,
+    isWatched: (convId) => channels.isWatched(convId),
+    buffered,
+    read: (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) =>
+      Promise.resolve(buffered(convId, sinceSeq, limit) ?? fromStore(convId, sinceSeq, limit)),
+    forget: (convId) => {
+      stalled.delete(convId);
+    },
+    dispose: () => {
+      if (disposed) return;
+      disposed = true;
+      connection.unsubscribe();
+    },
+  };
+}
+
