@@ -28,7 +28,7 @@ const DEFAULT_RESTART_BENCH = Object.freeze({ runs: 10_000, starts: 3 });
 const PAUSE_TIMEOUT_MS = 3_600_000;
 const READY = /stepwise listening on http:\/\//;
 
-async function buildStore({ lib, stores }: LoadedLib, dataDir: string, runs: number): Promise<void> {
+export async function buildStore({ lib, stores }: LoadedLib, dataDir: string, runs: number): Promise<void> {
   const store = stores.createSqliteStore({ dataDir });
   const sw = lib.createStepwise({ engine: createStepEngine(lib, 1), tools: [createEchoTool(lib)], pauseTimeoutMs: PAUSE_TIMEOUT_MS, store });
   for (let i = 0; i < runs; i += 1) {
