@@ -1,12 +1,24 @@
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 /** The library's public API, as the benchmarks call it. */
 export type StepwiseLib = typeof import('../src/index.js');
 
+/** The store adapters and the server's commit stage, which the public API does not export (yet). */
+export interface StoreLib {
+  readonly createSqliteStore: (typeof import('../src/store/sqlite/sqlite-store.js'))['createSqliteStore'];
+  readonly committedFrames: (typeof import('../src/streams/committed-frames.js'))['committedFrames'];
+}
+
 export interface LoadedLib {
   readonly lib: StepwiseLib;
+  /** From the same build as `lib`. */
+  readonly stores: StoreLib;
+  /** URL of the measured build's `src/` directory (ends with `/`), for what runs it as a process. */
+  readonly srcUrl: string;
   /** Which build is measured, for the report. */
   readonly source: string;
 }
@@ -24,15 +36,35 @@ const outDir = 'node_modules/.cache/stepwise-bench';
  */
 export async function loadStepwiseLib(): Promise<LoadedLib> {
   try {
+    // A node_modules copied with hard links (`cp -al`, one per worktree) shares this build's files
+    // with every copy, and tsc rewrites a file in place: a fresh directory is this checkout's own.
+    rmSync(join(root, outDir), { recursive: true, force: true });
     await promisify(execFile)(
       process.execPath,
       ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir, '--declaration', 'false', '--sourceMap', 'false'],
       { cwd: root },
     );
-    const url = pathToFileURL(`${root}${outDir}/src/index.js`).href;
-    return { lib: (await import(url)) as StepwiseLib, source: `tsc build of src (${outDir})` };
+    const built = (path: string): string => pathToFileURL(`${root}${outDir}/src/${path}.js`).href;
+    return {
+      lib: (await import(built('index'))) as StepwiseLib,
+      stores: await loadStores(built),
+      srcUrl: pathToFileURL(`${root}${outDir}/src/`).href,
+      source: `tsc build of src (${outDir})`,
+    };
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    return { lib: await import('../src/index.js'), source: `src through tsx (tsc build failed: ${reason})` };
+    return {
+      lib: await import('../src/index.js'),
+      stores: await loadStores((path) => `../src/${path}.js`),
+      // Processes run what bin/stepwise.js runs.
+      srcUrl: pathToFileURL(`${root}dist/src/`).href,
+      source: `src through tsx (tsc build failed: ${reason})`,
+    };
   }
+}
+
+async function loadStores(url: (path: string) => string): Promise<StoreLib> {
+  const { createSqliteStore } = (await import(url('store/sqlite/sqlite-store'))) as Pick<StoreLib, 'createSqliteStore'>;
+  const { committedFrames } = (await import(url('streams/committed-frames'))) as Pick<StoreLib, 'committedFrames'>;
+  return { createSqliteStore, committedFrames };
 }

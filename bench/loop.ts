@@ -1,8 +1,9 @@
 import { lastValueFrom } from 'rxjs';
+import type { Store } from '../src/core/store.js';
 import type { Engine, Tool } from '../src/index.js';
 import { entry, median, type BenchEntry } from './bench-entry.js';
 import { runBareRxLoop, runBareRxLoopAsync, runPlainLoop } from './baselines.js';
-import type { StepwiseLib } from './lib.js';
+import type { StepwiseLib, StoreLib } from './lib.js';
 import { createAsyncEchoTool, createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
 
 /**
@@ -13,6 +14,11 @@ import { createAsyncEchoTool, createEchoTool, createStepEngine, nowUs, settle, w
  * - `loop_step_realistic`: what a user's loop looks like, 10-step runs each in a new session
  *   (conversation, opened inside the timed span), a zod-validated tool that answers with a Promise;
  *   against the bare RxJS loop doing the same zod parse and the same awaited call.
+ * - `loop_step_sqlite` (when given a data dir): `loop_step`'s runs with the runtime given a SQLite
+ *   store on a file there (one store for every sample, as a server has), against `loop_step` with the
+ *   memory store in the same rounds. The runtime queues its writes (turns, checkpoints, engine state
+ *   at each phase boundary) and they commit in a batch; each sample is timed until they have
+ *   (`store.flush()`, for both stores), so the commits' cost is in the figure.
  *
  * A zero-delay script runs synchronously; the bare RxJS baseline's `expand` recurses per step and
  * would overflow the stack on long runs (stepwise trampolines its phases), so each run is kept to
@@ -28,8 +34,10 @@ export interface LoopBenchConfig {
   readonly runsPerSample?: number;
   readonly rounds?: number;
   readonly warmupRounds?: number;
-  /** Samplers to run (`stepwise`, `rx`, `plain`, `realistic`, `realisticRx`); all by default. To profile one. */
+  /** Samplers to run (`stepwise`, `rx`, `plain`, `realistic`, `realisticRx`, `sqlite`); all by default. To profile one. */
   readonly only?: readonly string[];
+  /** For `loop_step_sqlite`: the SQLite adapter and a dir for its file. Without it the case is skipped. */
+  readonly sqlite?: { readonly stores: StoreLib; readonly dataDir: string };
 }
 
 const DEFAULT_LOOP_BENCH = Object.freeze({ steps: 15, realisticSteps: 10, runsPerSample: 4, rounds: 300, warmupRounds: 40 });
@@ -39,12 +47,13 @@ type Loop = (engine: Engine, tool: Tool, convId: string, max: number) => Promise
 
 /**
  * stepwise: a fresh runtime per sample (built outside the timed span) so hub buffers and sessions
- * of earlier samples do not pile up; timed from `start()` to the awaited result. With
- * `openInSpan`, each run's session is opened inside the timed span too.
+ * of earlier samples do not pile up; timed from `start()` to the awaited result and the store's
+ * commit of what the runs wrote. With `openInSpan`, each run's session is opened inside the timed
+ * span too. `store`: the runtime's store (default a memory store per runtime).
  */
-function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number, openInSpan = false): Sampler {
+function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number, openInSpan = false, store?: Store): Sampler {
   return async () => {
-    const sw = lib.createStepwise({ engine: createStepEngine(lib, steps), tools: [tool], maxIterations: steps + 10 });
+    const sw = lib.createStepwise({ engine: createStepEngine(lib, steps), tools: [tool], maxIterations: steps + 10, ...(store ? { store } : {}) });
     let delivered = 0;
     const subscription = sw.hub.events$.subscribe(() => {
       delivered += 1;
@@ -57,6 +66,7 @@ function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: numb
         const result = await session.start({ prompt: 'go' }).result();
         if (result.status !== 'completed') throw new Error(`loop bench: stepwise run ended ${result.status}: ${result.error ?? ''}`);
       }
+      await sw.store.flush();
       return nowUs() - started;
     };
     // The guard's one timer is set before and cleared after the timed span.
@@ -99,6 +109,28 @@ export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfi
   const { steps, realisticSteps, runsPerSample, rounds, warmupRounds } = { ...DEFAULT_LOOP_BENCH, ...config };
   const tool = createEchoTool(lib);
   const asyncTool = createAsyncEchoTool(lib);
+  const sqlite = config.sqlite?.stores.createSqliteStore({ dataDir: config.sqlite.dataDir });
+  try {
+    return await sampleLoops(lib, { steps, realisticSteps, runsPerSample, rounds, warmupRounds, tool, asyncTool, sqlite, only: config.only });
+  } finally {
+    await sqlite?.close();
+  }
+}
+
+interface LoopCases {
+  readonly steps: number;
+  readonly realisticSteps: number;
+  readonly runsPerSample: number;
+  readonly rounds: number;
+  readonly warmupRounds: number;
+  readonly tool: Tool;
+  readonly asyncTool: Tool;
+  readonly sqlite: Store | undefined;
+  readonly only: readonly string[] | undefined;
+}
+
+async function sampleLoops(lib: StepwiseLib, cases: LoopCases): Promise<BenchEntry[]> {
+  const { steps, realisticSteps, runsPerSample, rounds, warmupRounds, tool, asyncTool, sqlite, only } = cases;
   const samplers = {
     stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
     rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
@@ -107,13 +139,16 @@ export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfi
     realisticRx: baselineSampler(lib, asyncTool, realisticSteps, runsPerSample, (engine, t, convId, max) =>
       lastValueFrom(runBareRxLoopAsync(engine, t, convId, max)),
     ),
+    ...(sqlite ? { sqlite: stepwiseSampler(lib, tool, steps, runsPerSample, false, sqlite) } : {}),
   };
-  const chosen = Object.fromEntries(Object.entries(samplers).filter(([name]) => !config.only || config.only.includes(name))) as typeof samplers;
-  const figures = await sampleInterleaved(chosen, rounds, warmupRounds);
-  if (config.only) return Object.entries(figures).map(([name, value]) => entry(name, value, 'µs'));
+  const chosen = Object.fromEntries(Object.entries(samplers).filter(([name]) => !only || only.includes(name))) as Record<string, Sampler>;
+  const figures: Partial<Record<keyof typeof samplers, number>> = await sampleInterleaved(chosen, rounds, warmupRounds);
+  if (only) return Object.entries(figures).map(([name, value]) => entry(name, value, 'µs'));
+  const { stepwise = NaN, rx, plain, realistic = NaN, realisticRx } = figures;
   return [
-    entry('loop_step', figures.stepwise, 'µs', figures.rx),
-    entry('loop_step_plain', figures.stepwise, 'µs', figures.plain),
-    entry('loop_step_realistic', figures.realistic, 'µs', figures.realisticRx),
+    entry('loop_step', stepwise, 'µs', rx),
+    entry('loop_step_plain', stepwise, 'µs', plain),
+    entry('loop_step_realistic', realistic, 'µs', realisticRx),
+    ...(figures.sqlite === undefined ? [] : [entry('loop_step_sqlite', figures.sqlite, 'µs', stepwise)]),
   ];
 }

@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadStepwiseLib } from './lib.js';
 import { runLoopBenchmarks } from './loop.js';
 import { runResumeBenchmarks } from './resume.js';
+import { measureStoreAppend } from './store-append.js';
 
 /**
  * One case under the profiler, then its top self-times (STYLE.md: profile before changing anything
  * for speed):
- *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume)
+ *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume, sqlite, store)
  *   npx tsx bench/profile.ts --summary .prof                          (self-times of the main thread's profile)
  */
 
@@ -47,8 +49,12 @@ function summarise(dir: string, top = 40): void {
 const [what, dir] = process.argv.slice(2);
 if (what === '--summary') summarise(dir ?? '.prof');
 else {
-  const { lib } = await loadStepwiseLib();
+  const { lib, stores } = await loadStepwiseLib();
+  const dataDir = mkdtempSync(join(tmpdir(), 'stepwise-profile-'));
   if (what === 'resume') console.log(await runResumeBenchmarks(lib));
+  else if (what === 'store') console.log(await measureStoreAppend(stores, dataDir, { samples: 10 }));
+  else if (what === 'sqlite') console.log(await runLoopBenchmarks(lib, { rounds: 600, only: ['sqlite'], sqlite: { stores, dataDir } }));
   // `loop` (the best case) or `realistic`: stepwise's sampler only, so the profile is ours alone.
   else console.log(await runLoopBenchmarks(lib, { rounds: 600, only: [what === 'realistic' ? 'realistic' : 'stepwise'] }));
+  rmSync(dataDir, { recursive: true, force: true });
 }

@@ -1,17 +1,22 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchEntry } from './bench-entry.js';
 import { loadStepwiseLib } from './lib.js';
 import { runLoopBenchmarks } from './loop.js';
 import { runPausedBenchmarks } from './paused.js';
+import { runRestartBenchmarks } from './restart.js';
 import { runResumeBenchmarks } from './resume.js';
 import { settle, within } from './scenario.js';
+import { measureStoreAppend } from './store-append.js';
 
 /**
  * `npm run bench` (SPEC §5): runs every case, prints a table and writes bench/results.json as
- * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 9's; they are printed, not
- * enforced, because figures on a shared machine are evidence, not tests.
+ * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 9's (and issue 10's for the
+ * durable store); they are printed, not enforced, because figures on a shared machine are evidence,
+ * not tests. The SQLite cases write real files in a temp dir, removed at the end.
  */
 
 interface Target {
@@ -27,6 +32,9 @@ const TARGETS: Readonly<Record<string, Target>> = {
   paused_resolve_after_deadline: { describe: '< 1000 ms', met: (e) => e.value < 1000 },
   // "Back to its start level": allow the controller's bounded memory of resolved pause ids.
   paused_heap_after_release: { describe: '≈ 0 (< 0.5 KB)', met: (e) => e.value < 0.5 },
+  loop_step_sqlite: { describe: 'ratio ≤ 1.3', met: (e) => (e.ratio ?? Infinity) <= 1.3 },
+  store_append: { describe: '≥ 100 000 frames/s', met: (e) => e.value >= 100_000 },
+  restart_recover: { describe: '≤ 2000 ms', met: (e) => e.value <= 2000 },
 };
 
 /** The wire cases live in bench/wire.ts, written separately; a missing file is skipped, not an error. */
@@ -80,18 +88,29 @@ async function main(): Promise<void> {
     await settle();
     return result;
   };
-  // `npm run bench -- loop resume` runs only the cases named (and writes no results.json).
+  // `npm run bench -- loop resume` runs only the cases named (loop, resume, paused, store, restart; no results.json).
   const only = process.argv.slice(2);
   const wanted = (name: string): boolean => only.length === 0 || only.includes(name);
-  const { lib, source } = await timed('compile', loadStepwiseLib);
-  notes.push(`measured: ${source}`);
+  const loaded = await timed('compile', loadStepwiseLib);
+  const { lib, stores } = loaded;
+  notes.push(`measured: ${loaded.source}`);
   const entries: BenchEntry[] = [];
-  if (wanted('loop')) entries.push(...(await timed('loop', () => runLoopBenchmarks(lib))));
-  if (wanted('resume')) entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
-  if (wanted('paused')) {
-    const paused = await timed('paused', () => runPausedBenchmarks(lib));
-    entries.push(...paused.entries);
-    notes.push(...paused.notes);
+  const dataRoot = mkdtempSync(join(tmpdir(), 'stepwise-bench-'));
+  try {
+    const loopConfig = { sqlite: { stores, dataDir: join(dataRoot, 'loop') } };
+    if (wanted('loop')) entries.push(...(await timed('loop', () => runLoopBenchmarks(lib, loopConfig))));
+    if (wanted('resume')) entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
+    const withNotes = async (label: string, run: () => Promise<{ entries: BenchEntry[]; notes: string[] }>): Promise<void> => {
+      if (!wanted(label)) return;
+      const output = await timed(label, run);
+      entries.push(...output.entries);
+      notes.push(...output.notes);
+    };
+    await withNotes('paused', () => runPausedBenchmarks(lib));
+    await withNotes('store', () => measureStoreAppend(stores, dataRoot));
+    await withNotes('restart', () => runRestartBenchmarks(loaded, join(dataRoot, 'restart')));
+  } finally {
+    rmSync(dataRoot, { recursive: true, force: true });
   }
   if (only.length > 0) {
     await report(entries, notes, began, false);

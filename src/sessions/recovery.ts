@@ -39,21 +39,20 @@ export interface RecoveryPorts {
  */
 export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, options: RecoverOptions = {}): RecoveryReport {
   const running = new Map(snapshot.checkpoints.map((checkpoint) => [checkpoint.conv_id, checkpoint]));
-  const sessions = new Map<string, Session>();
+  // By run and phase: a lookup per checkpoint, not a scan of every pause (10 000 paused runs at a restart).
+  const pauseAt = new Map(snapshot.pauses.map((pause) => [`${pause.inference_id}\u0000${pause.phase}`, pause]));
+  let runs = 0;
+  let pauses = 0;
   for (const conversation of snapshot.conversations) {
     const choices = conversation.profile === undefined ? undefined : options.choicesFor?.(conversation.profile);
     const session = ports.reopen(conversation, choices);
     const checkpoint = running.get(conversation.conv_id);
     // The running turn is the checkpoint's: every other stored turn is finished history.
     session.restoreTurns(conversation.turns.filter((turn) => turn.id !== checkpoint?.turn_id));
-    sessions.set(conversation.conv_id, session);
-  }
-  let runs = 0;
-  let pauses = 0;
-  for (const checkpoint of snapshot.checkpoints) {
-    const session = sessions.get(checkpoint.conv_id);
-    if (!session) continue;
-    const pause = snapshot.pauses.find((candidate) => candidate.inference_id === checkpoint.inference_id && candidate.phase === checkpoint.next);
+    if (!checkpoint) continue;
+    // Re-entered before the next conversation is reopened: retention makes room by closing idle
+    // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
+    const pause = pauseAt.get(`${checkpoint.inference_id}\u0000${checkpoint.next}`);
     if (pause) {
       ports.expectPause(pause);
       pauses += 1;
@@ -61,7 +60,7 @@ export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, optio
     session.resume(checkpoint, (state) => reenter(ports.loop, checkpoint, state));
     runs += 1;
   }
-  return { conversations: sessions.size, runs, pauses };
+  return { conversations: snapshot.conversations.length, runs, pauses };
 }
 
 /**

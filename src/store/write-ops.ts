@@ -39,13 +39,28 @@ function keyOf(op: WriteOp): string | undefined {
  * several phases in one tick then serialises its growing turn once, not once per phase.
  * Moving a write earlier is safe because nothing else in the batch reads or sets its row, except a
  * whole conversation record (which sets the step setting) and a delete: past those nothing moves.
+ * A conversation record is written once, in the place of its last write.
  */
 export function liveOps(ops: readonly WriteOp[]): WriteOp[] {
-  const live: WriteOp[] = [];
+  const live: (WriteOp | undefined)[] = [];
   const placeOf = new Map<string, number>();
+  // A whole conversation record replaces its row, step setting included: the record and step writes
+  // before it in the batch are dropped (a run's start writes the record its session's open just did).
+  const recordAt = new Map<string, number>();
+  let dropped = false;
   for (const op of ops) {
-    if (op.kind === 'conversation') placeOf.delete(`step\u0000${op.record.conv_id}\u0000`);
+    if (op.kind === 'conversation') {
+      const stepKey = `step\u0000${op.record.conv_id}\u0000`;
+      for (const place of [recordAt.get(op.record.conv_id), placeOf.get(stepKey)]) {
+        if (place === undefined) continue;
+        live[place] = undefined;
+        dropped = true;
+      }
+      placeOf.delete(stepKey);
+      recordAt.set(op.record.conv_id, live.length);
+    }
     if (op.kind === 'conversation-deleted') {
+      recordAt.delete(op.conv_id);
       for (const key of [...placeOf.keys()]) if (key.includes(`\u0000${op.conv_id}\u0000`)) placeOf.delete(key);
     }
     const key = keyOf(op);
@@ -57,5 +72,5 @@ export function liveOps(ops: readonly WriteOp[]): WriteOp[] {
     if (key !== undefined) placeOf.set(key, live.length);
     live.push(op);
   }
-  return live;
+  return dropped ? live.filter((op) => op !== undefined) : (live as WriteOp[]);
 }

@@ -36,7 +36,22 @@ describe('liveOps', () => {
       { kind: 'checkpoint', checkpoint: checkpoint('c1', 'inf_1') },
       turn('c2', 't1', 3),
     ];
-    expect(liveOps(ops)).toEqual([ops[4], ops[1], ops[2], ops[3], ops[8], ops[6], ops[7]]);
+    // The step setting before the whole record is dropped: the record sets it.
+    expect(liveOps(ops)).toEqual([ops[4], ops[2], ops[3], ops[8], ops[6], ops[7]]);
+  });
+
+  it('should write a conversation record once, in the place of its last write, dropping the step settings before it', () => {
+    const ops: WriteOp[] = [
+      { kind: 'conversation', record: conversation('c1') },
+      { kind: 'step', conv_id: 'c1', step: { enabled: true } },
+      turn('c1', 't1'),
+      { kind: 'conversation', record: conversation('c2') },
+      { kind: 'conversation', record: conversation('c1', { step: { enabled: true }, profile: 'p' }) },
+      { kind: 'step', conv_id: 'c1', step: { enabled: false } },
+      { kind: 'conversation-deleted', conv_id: 'c2' },
+      { kind: 'conversation', record: conversation('c2', { owner: 'bob' }) },
+    ];
+    expect(liveOps(ops)).toEqual([ops[2], ops[3], ops[4], ops[5], ops[6], ops[7]]);
   });
 
   it('should leave frames, pauses and decisions where they are', () => {
