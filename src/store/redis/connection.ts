@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { StoreUnavailableError } from '../../core/store-errors.js';
+import { StoreError, StoreUnavailableError } from '../../core/store-errors.js';
 
 /** How the store's connections behave when Redis goes away. */
 export interface ConnectionConfig {
@@ -94,7 +94,9 @@ export function createConnection(config: ConnectionConfig): Connection {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    toStoreError: (error) => (isUnavailability(error) ? unavailable((error as Error).message) : error),
+    // "max retries per request" says only that ioredis gave up: the last connection error says why.
+    toStoreError: (error) =>
+      !(error instanceof StoreError) && isUnavailability(error) ? unavailable((error as Error).name === 'MaxRetriesPerRequestError' ? lastReason : (error as Error).message) : error,
     unavailable,
     duplicate: () => {
       const copy = client.duplicate({ commandTimeout: undefined });

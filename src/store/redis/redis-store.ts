@@ -83,6 +83,12 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
   const lastSeqs = new Map<string, number>();
   let closed = false;
   let givingUp = false;
+  // Settles when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
+  let giveUp = (): void => undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    giveUp = () => reject(connection.unavailable('the store was closed before Redis came back'));
+  });
+  gaveUp.catch(() => undefined);
 
   const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
@@ -92,7 +98,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
       const multi = client.multi();
       const appends = queueBatch(multi, keys, retention, ops, retry);
       try {
-        const replies = (await multi.exec()) ?? [];
+        const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
         for (const { op, reply, convs } of appends) {
           const [error, value] = replies[reply] ?? [new Error('no reply')];
           const refusal = error ?? appendRefusal({ op, reply, convs }, value);
@@ -205,6 +211,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
       await Promise.race([queue.flush().catch(() => undefined), timeout]);
       clearTimeout(timer);
       givingUp = true;
+      giveUp();
       tail.closeAll();
       client.disconnect();
     },
