@@ -6,7 +6,7 @@ import { StoreSequenceError } from '../../src/core/store-errors.js';
 import { createRedisKeys } from '../../src/store/redis/keys.js';
 import { createRedisStore, type RedisStore } from '../../src/store/redis/redis-store.js';
 import { defineScripts } from '../../src/store/redis/scripts.js';
-import { queueBatch } from '../../src/store/redis/writes.js';
+import { appendReply, queueBatch } from '../../src/store/redis/writes.js';
 import { resolveRetention } from '../../src/store/retention.js';
 import type { WriteOp } from '../../src/store/write-ops.js';
 import { useRedisServer } from '../helpers/redis-server.js';
@@ -74,6 +74,24 @@ describe('redis store: instances sharing one Redis', () => {
     expect((await b.frames('c1')).frames).toEqual(frames('c1', 1, 8));
   });
 
+  it('should decide each append of one batch on its own: a refused one writes nothing and fails alone', async () => {
+    const a = open();
+    const b = open();
+    await appended(a, 1, 3);
+    // One tick: one MULTI, one script call for the three appends; B has never seen c1, so Redis checks.
+    const refused = appended(b, 5, 5);
+    const second = appended(b, 1, 2, 'c2');
+    const third = lastValueFrom(b.appendFrames([...frames('c3', 1, 1), ...frames('c2', 3, 3)]), { defaultValue: 'committed' });
+    await expect(refused).rejects.toMatchObject({ name: 'StoreSequenceError', conv_id: 'c1', expected: 4, got: 5 });
+    await expect(second).resolves.toBeUndefined();
+    await expect(third).resolves.toBe('committed');
+    expect((await a.frames('c1')).frames).toEqual(frames('c1', 1, 3));
+    expect((await a.frames('c2')).frames).toEqual(frames('c2', 1, 3));
+    expect(await a.lastSeq('c3')).toBe(1);
+    // B follows Redis from then on.
+    await appended(b, 4, 4);
+  });
+
   it("should tail another instance's frames in order, each once, from since_seq on", async () => {
     const a = open();
     const b = open();
@@ -117,7 +135,7 @@ describe('redis store: instances sharing one Redis', () => {
       const multi = client.multi();
       const appends = queueBatch(multi, keys, resolveRetention({}, 'test'), batch, retry);
       const replies = (await multi.exec()) ?? [];
-      return appends.map(({ reply }) => replies[reply]?.[1]);
+      return appends.map((append) => appendReply(append, replies)[1]);
     };
     expect(await send(false)).toEqual([[0, 0]]);
     expect(await send(true)).toEqual([[0, 0]]);

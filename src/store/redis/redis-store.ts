@@ -10,7 +10,7 @@ import { createRedisKeys, DEFAULT_KEY_PREFIX, type RedisKeys } from './keys.js';
 import { createRedisReads } from './reads.js';
 import { defineScripts } from './scripts.js';
 import { createFrameTail } from './tail.js';
-import { appendRefusal, queueBatch } from './writes.js';
+import { appendRefusal, appendReply, queueBatch } from './writes.js';
 
 export interface RedisStoreConfig extends StoreRetentionConfig {
   /** `redis://[user:password@]host:port[/db]`. Default `redis://127.0.0.1:6379`. */
@@ -99,12 +99,12 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
       const appends = queueBatch(multi, keys, retention, ops, retry);
       try {
         const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
-        for (const { op, reply, convs } of appends) {
-          const [error, value] = replies[reply] ?? [new Error('no reply')];
-          const refusal = error ?? appendRefusal({ op, reply, convs }, value);
+        for (const append of appends) {
+          const [error, value] = appendReply(append, replies);
+          const refusal = error ?? appendRefusal(append, value);
           // Redis knows better (another instance may have appended): follow its log from now on.
           if (refusal instanceof StoreSequenceError) lastSeqs.set(refusal.conv_id, refusal.expected - 1);
-          settle(op, refusal ?? undefined);
+          settle(append.op, refusal ?? undefined);
         }
         const failed = replies.find(([error], index) => error && !appends.some((append) => append.reply === index));
         if (failed?.[0]) throw failed[0];

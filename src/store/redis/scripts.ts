@@ -7,36 +7,45 @@ import type { ChainableCommander, Redis } from 'ioredis';
  */
 const SCRIPTS = {
   /**
-   * One `appendFrames` call, all or nothing. KEYS: last-seqs, then each conversation's stream.
-   * ARGV: retry flag, max frames (0: keep all), trim threshold, conversation count, then per
-   * conversation (conv_id, first seq, frame count), then every frame's event JSON grouped the same way.
-   * Returns {0, 0} when written, {i, expected} when conversation i does not continue its log. A batch
-   * sent again (retry) counts an append already wholly there as written, so a lost reply is harmless.
+   * The appends of one batch, in order, each all or nothing. KEYS: last-seqs, then the streams. ARGV:
+   * retry flag, max frames (0: keep all), trim threshold, append count; then per append: its
+   * conversation count, per conversation (conv_id, index of its stream in KEYS, first seq, frame
+   * count), then its frames' event JSON grouped the same way. Returns per append {0, 0} when written,
+   * {i, expected} when its conversation i does not continue its log. A batch sent again (retry) counts
+   * an append already wholly there as written, so a lost reply is harmless.
    */
   stepwiseAppend: `
-local retry, max, trimAt, count = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local plans, at = {}, 5
-for i = 1, count do
-  local conv, first, n = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
-  at = at + 3
-  local last = tonumber(redis.call('HGET', KEYS[1], conv) or '0')
-  local write = first == last + 1
-  if not write and not (retry and first + n - 1 <= last) then return {i, last + 1} end
-  plans[i] = {conv, first, n, write}
-end
-for i = 1, count do
-  local conv, first, n, write = plans[i][1], plans[i][2], plans[i][3], plans[i][4]
-  if write then
-    local stream = KEYS[i + 1]
-    for j = 0, n - 1 do
-      redis.call('XADD', stream, string.format('%d-0', first + j), 'e', ARGV[at + j])
+local retry, max, trimAt, appends = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local results, at = {}, 5
+for a = 1, appends do
+  local count = tonumber(ARGV[at])
+  at = at + 1
+  local plans, refused = {}, nil
+  for i = 1, count do
+    local conv, stream, first, n = ARGV[at], KEYS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
+    at = at + 4
+    local write = false
+    if not refused then
+      local last = tonumber(redis.call('HGET', KEYS[1], conv) or '0')
+      write = first == last + 1
+      if not write and not (retry and first + n - 1 <= last) then refused = {i, last + 1} end
     end
-    redis.call('HSET', KEYS[1], conv, string.format('%d', first + n - 1))
-    if max > 0 and redis.call('XLEN', stream) > trimAt then redis.call('XTRIM', stream, 'MAXLEN', max) end
+    plans[i] = {conv, stream, first, n, write}
   end
-  at = at + n
+  for i = 1, count do
+    local conv, stream, first, n, write = unpack(plans[i])
+    if write and not refused then
+      for j = 0, n - 1 do
+        redis.call('XADD', stream, string.format('%d-0', first + j), 'e', ARGV[at + j])
+      end
+      redis.call('HSET', KEYS[1], conv, string.format('%d', first + n - 1))
+      if max > 0 and redis.call('XLEN', stream) > trimAt then redis.call('XTRIM', stream, 'MAXLEN', max) end
+    end
+    at = at + n
+  end
+  results[a] = refused or {0, 0}
 end
-return {0, 0}`,
+return results`,
   /** KEYS: turns, turn-order. ARGV: turn id, blocks JSON. A new turn goes last; a known one keeps its place. */
   stepwiseTurn: `
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
