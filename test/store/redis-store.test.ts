@@ -9,6 +9,7 @@ import { defineScripts } from '../../src/store/redis/scripts.js';
 import { appendReply, queueBatch } from '../../src/store/redis/writes.js';
 import { resolveRetention } from '../../src/store/retention.js';
 import type { WriteOp } from '../../src/store/write-ops.js';
+import { until } from '../durable/helpers.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { checkpoint, conversation, decision, frames, pause, type TestEvent } from './fixtures.js';
 
@@ -88,8 +89,14 @@ describe('redis store: instances sharing one Redis', () => {
     expect((await a.frames('c1')).frames).toEqual(frames('c1', 1, 3));
     expect((await a.frames('c2')).frames).toEqual(frames('c2', 1, 3));
     expect(await a.lastSeq('c3')).toBe(1);
-    // B follows Redis from then on.
+    // B follows Redis from then on, for every conversation of a refused append.
     await appended(b, 4, 4);
+    // A third instance knows neither c4 nor c1: Redis refuses its append for c1's sake, and c4 is not written.
+    const c = open();
+    await expect(lastValueFrom(c.appendFrames([...frames('c4', 1, 1), ...frames('c1', 9, 9)]))).rejects.toThrow('frame seq 9 where 5 was next');
+    expect(await a.lastSeq('c4')).toBe(0);
+    await appended(c, 1, 1, 'c4');
+    expect(await a.lastSeq('c4')).toBe(1);
   });
 
   it("should tail another instance's frames in order, each once, from since_seq on", async () => {
@@ -115,6 +122,8 @@ describe('redis store: instances sharing one Redis', () => {
     const first = firstValueFrom(b.tail$('c9'));
     await appended(a, 1, 2, 'c9');
     expect(await first).toEqual(frames('c9', 1, 1)[0]);
+    // Each tail reads on its own connection: the other one may get its reply a little later.
+    await until(async () => seen.length, (count) => count >= 2);
     await b.close();
     expect(completed).toBe(true);
     expect(seen).toEqual([1, 2]);

@@ -10,7 +10,7 @@ import { createRedisKeys, DEFAULT_KEY_PREFIX, type RedisKeys } from './keys.js';
 import { createRedisReads } from './reads.js';
 import { defineScripts } from './scripts.js';
 import { createFrameTail } from './tail.js';
-import { appendRefusal, appendReply, queueBatch } from './writes.js';
+import { appendRefusal, appendReply, queueBatch, type QueuedAppend } from './writes.js';
 
 export interface RedisStoreConfig extends StoreRetentionConfig {
   /** `redis://[user:password@]host:port[/db]`. Default `redis://127.0.0.1:6379`. */
@@ -102,6 +102,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
         for (const append of appends) {
           const [error, value] = appendReply(append, replies);
           const refusal = error ?? appendRefusal(append, value);
+          if (refusal) forget(append);
           // Redis knows better (another instance may have appended): follow its log from now on.
           if (refusal instanceof StoreSequenceError) lastSeqs.set(refusal.conv_id, refusal.expected - 1);
           settle(append.op, refusal ?? undefined);
@@ -112,12 +113,19 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
       } catch (error) {
         const storeError = connection.toStoreError(error);
         if (storeError === error || givingUp) {
-          for (const { op } of appends) settle(op, storeError);
+          for (const append of appends) {
+            forget(append);
+            settle(append.op, storeError);
+          }
           throw storeError;
         }
         await sleep(settings.retryMs);
       }
     }
+  };
+  /** An append that was not written advanced the seqs it was checked against: let Redis check the next. */
+  const forget = (append: QueuedAppend): void => {
+    for (const [convId] of append.convs) lastSeqs.delete(convId);
   };
   const settle = (op: object, error: unknown): void => {
     const outcome = outcomes.get(op);
