@@ -13,6 +13,7 @@ import { parseTokens } from '../server/auth.js';
 import { profileChoices, type Profile } from '../server/profiles.js';
 import type { Store } from '../core/store.js';
 import { openStore } from '../store/open-store.js';
+import { printableUrl, REDIS_STORE_DEFAULTS } from '../store/redis/index.js';
 import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
 import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
@@ -81,7 +82,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   const debug = options.debug || env['STEPWISE_DEBUG'] === '1' || env['STEPWISE_DEBUG'] === 'true';
   // Opened last, once every file has been read: a refused start holds no lock. A locked or unreadable
   // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
-  const store = openServerStore(options);
+  const store = openServerStore(options, env);
   // Registered before the runtime starts, so its first run is traced.
   const traces = exportTracesFromEnv(env);
   if (traces) console.log(`traces: exported over OTLP to ${traces.endpoint}`);
@@ -91,6 +92,8 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   };
   const server = createServer({
     runtime: { ...runtime, store },
+    // The audit trail route reads the same store the runtime writes.
+    store,
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,
@@ -155,9 +158,15 @@ function stopOnSignals(close: () => Promise<void>): void {
   process.once('SIGTERM', stop);
 }
 
-/** `--store` and `--data-dir`, said in the CLI's words. */
-function openServerStore(options: ServeOptions): Store {
-  if (options.store === 'redis') throw new Error('--store redis is not available yet (issue 11); use --store sqlite (the default) or memory');
+/** `--store`, `--data-dir` and `--redis-url` (or STEPWISE_REDIS_URL), said in the CLI's words. */
+function openServerStore(options: ServeOptions, env: Env): Store {
+  if (options.store === 'redis') {
+    const redisUrl = options.redisUrl ?? (env['STEPWISE_REDIS_URL'] || REDIS_STORE_DEFAULTS.url);
+    // An unreachable Redis fails the first read (recovery, below): exit 1 with a StoreUnavailableError.
+    const store = openStore({ kind: 'redis', redisUrl });
+    console.log(`store: redis at ${printableUrl(redisUrl)}`);
+    return store;
+  }
   const store = openStore({ kind: options.store, dataDir: options.dataDir });
   console.log(store.durable ? `store: ${options.store} in ${resolve(options.dataDir)}` : `store: ${options.store} (nothing survives a restart)`);
   return store;

@@ -3,6 +3,7 @@ import { ANTHROPIC_DEFAULTS } from '../engines/anthropic.js';
 import { OPENAI_CHAT_DEFAULTS } from '../engines/openai-chat.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../engines/select-engine.js';
 import { DEFAULT_DATA_DIR, STORE_KINDS, type StoreKind } from '../store/open-store.js';
+import { REDIS_STORE_DEFAULTS } from '../store/redis/redis-store.js';
 import type { TimeoutAction } from '../streams/step-controller.js';
 
 /** `stepwise serve` flags (SPEC §4), checked. */
@@ -30,6 +31,10 @@ export interface ServeOptions {
   readonly insecureNoAuth: boolean;
   readonly store: StoreKind;
   readonly dataDir: string;
+  /** `--redis-url`; when absent, main reads `STEPWISE_REDIS_URL`, else the store's default. */
+  readonly redisUrl?: string;
+  /** How long an instance owns a run without renewing its lease (SPEC §7). */
+  readonly leaseMs: number;
 }
 
 /** One flag: how it parses and how `--help` explains it. The help and the parser both read this table. */
@@ -100,9 +105,11 @@ const FLAGS: readonly FlagSpec[] = [
     name: 'store',
     arg: STORE_KINDS.join('|'),
     default: 'sqlite',
-    help: 'where conversations, paused runs, checkpoints and decisions are kept; memory keeps nothing across restarts (redis: issue 11)',
+    help: 'where conversations, paused runs, checkpoints and decisions are kept; memory keeps nothing across restarts; redis is shared by every instance on it',
   },
   { name: 'data-dir', arg: 'DIR', default: DEFAULT_DATA_DIR, help: 'the SQLite store\'s folder (created); one server per folder' },
+  { name: 'redis-url', arg: 'URL', default: `STEPWISE_REDIS_URL, else ${REDIS_STORE_DEFAULTS.url}`, help: 'the Redis of --store redis (redis:// or rediss://)' },
+  { name: 'lease-ms', arg: 'MS', default: '5000', help: 'with --store redis, how long an instance owns its runs without renewing; another takes them over after it' },
   { name: 'help', default: '', help: 'print this help and exit (also -h)' },
 ];
 
@@ -113,6 +120,7 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['ANTHROPIC_BASE_URL', 'base URL of the Anthropic engine when --base-url is not given'],
   ['STEPWISE_DEBUG', '1 or true: debug mode, as --debug'],
   ['STEPWISE_AUTH_TOKENS', 'bearer tokens "alice:tokenA,bob:tokenB", merged with --auth-tokens FILE'],
+  ['STEPWISE_REDIS_URL', 'the Redis of --store redis when --redis-url is not given'],
   ['OTEL_EXPORTER_OTLP_ENDPOINT', 'when set, traces (runs, inferences, tool calls, pauses) are exported there over OTLP/HTTP'],
   ['OTEL_SERVICE_NAME', 'the service name on exported traces (default stepwise)'],
 ];
@@ -148,7 +156,7 @@ export function serveHelp(): string {
   return `usage: stepwise serve [options]
 
 Runs the HTTP + WebSocket server and its dashboard (GET /). Prints "stepwise listening on http://HOST:PORT"
-when ready. SIGINT or SIGTERM exits 0: with a durable store (sqlite) the runs are suspended and go on at the next
+when ready. SIGINT or SIGTERM exits 0: with a durable store (sqlite, redis) the runs are suspended and go on at the next
 start, paused ones still paused; with --store memory they are cancelled.
 
 options:
@@ -202,6 +210,8 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
   if (!STORE_KINDS.includes(store as StoreKind)) throw new UsageError(`--store must be one of ${STORE_KINDS.join(', ')}, got "${store}"`);
   const dataDir = text('data-dir') ?? DEFAULT_DATA_DIR;
   if (dataDir.trim() === '') throw new UsageError('--data-dir needs a folder');
+  const redisUrl = text('redis-url');
+  if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) throw new UsageError(`--redis-url must be a redis:// or rediss:// URL, got "${redisUrl}"`);
   return {
     host: text('host') ?? '127.0.0.1',
     port: integer('--port', text('port'), 3000, 0, 65_535),
@@ -224,6 +234,8 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     insecureNoAuth: on('insecure-no-auth'),
     store: store as StoreKind,
     dataDir,
+    ...optional('redisUrl', redisUrl),
+    leaseMs: integer('--lease-ms', text('lease-ms'), 5000, 100),
   };
 }
 

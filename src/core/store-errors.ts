@@ -58,3 +58,20 @@ export class StoreClosedError extends StoreError {
     super('store_closed', `the ${kind} store was closed`);
   }
 }
+
+/**
+ * The store's server cannot be reached (Redis down, refused, timed out). Writes stay queued and are
+ * committed when it is back; reads and `flush()` fail with this meanwhile, and the server answers
+ * 503 `store_unavailable` with it.
+ */
+export class StoreUnavailableError extends StoreError {
+  override readonly name = 'StoreUnavailableError';
+  constructor(
+    readonly kind: string,
+    /** Where the store lives, without credentials (a Redis URL). */
+    readonly where: string,
+    readonly reason: string,
+  ) {
+    super('store_unavailable', `the ${kind} store at ${where} is unavailable: ${reason}`);
+  }
+}

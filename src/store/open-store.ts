@@ -1,5 +1,6 @@
 import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
 import { createMemoryStore } from './memory.js';
+import { createRedisStore } from './redis/redis-store.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 
 /** The adapters `serve --store` can name. */
@@ -11,8 +12,10 @@ export interface OpenStoreConfig extends StoreRetentionConfig {
   readonly kind?: StoreKind;
   /** For `sqlite`. Default `./.stepwise`, resolved against the working directory. */
   readonly dataDir?: string;
-  /** For `redis` (SPEC §7). */
+  /** For `redis` (SPEC §7). Default `redis://127.0.0.1:6379`. */
   readonly redisUrl?: string;
+  /** For `redis`: the prefix of every key. Default `stepwise:`. */
+  readonly redisKeyPrefix?: string;
 }
 
 export const DEFAULT_DATA_DIR = './.stepwise';
@@ -20,7 +23,8 @@ export const DEFAULT_DATA_DIR = './.stepwise';
 /**
  * The store `serve --store KIND` asks for: one place that maps the flag to an adapter, so the CLI
  * and tests build stores the same way. Throws the adapter's `StoreLockedError` or
- * `StoreUnreadableError` for the CLI to print and exit 1 with.
+ * `StoreUnreadableError` for the CLI to print and exit 1 with; a Redis it cannot reach makes the
+ * first read fail with `StoreUnavailableError`.
  */
 export function openStore<E extends FrameEvent = FrameEvent>(config: OpenStoreConfig = {}): Store<E> {
   const kind = config.kind ?? 'sqlite';
@@ -31,7 +35,8 @@ export function openStore<E extends FrameEvent = FrameEvent>(config: OpenStoreCo
     case 'sqlite':
       return createSqliteStore<E>({ dataDir: config.dataDir ?? DEFAULT_DATA_DIR, ...retention });
     case 'redis':
-      throw new Error('openStore: the redis store is not available yet (issue 11); use --store sqlite or memory');
+      // Connects in the background: an unreachable Redis shows at the first read (`load()` at start).
+      return createRedisStore<E>({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, ...retention });
     default:
       throw new RangeError(`openStore: kind must be one of ${STORE_KINDS.join(', ')}, got "${String(kind)}"`);
   }

@@ -86,7 +86,7 @@ describe('durable server: SIGTERM, deadlines while down, one process per data di
     expect(readFileSync(file).equals(truncated)).toBe(true);
   }, 30_000);
 
-  it('should keep nothing with --store memory, and say --store redis is not available yet', async () => {
+  it('should keep nothing with --store memory, and say when the Redis of --store redis cannot be reached', async () => {
     const script = d().script('tool', 'slow');
     const first = await serve(d(), script, ['--store', 'memory']);
     await post(first.base, '/chat', { prompt: 'go', conv_id: 't5' });
@@ -95,8 +95,8 @@ describe('durable server: SIGTERM, deadlines while down, one process per data di
     const second = await serve(d(), script, ['--store', 'memory']);
     expect((await get(second.base, '/conversations')).body.conversations).toEqual([]);
 
-    const redis = refused(script, ['--store', 'redis']);
+    const redis = refused(script, ['--store', 'redis', '--redis-url', 'redis://127.0.0.1:1']);
     expect(redis.status).toBe(1);
-    expect(redis.output).toMatch(/--store redis is not available yet/);
+    expect(redis.output).toMatch(/the redis store at redis:\/\/127\.0\.0\.1:1 is unavailable: connect ECONNREFUSED/);
   }, 30_000);
 });

@@ -21,8 +21,14 @@ describe('openStore', () => {
     await store.close();
   });
 
+  it('should open a durable Redis store that reports an unreachable Redis at its first read', async () => {
+    const store = openStore({ kind: 'redis', redisUrl: 'redis://127.0.0.1:1' });
+    expect(store).toMatchObject({ kind: 'redis', durable: true });
+    await expect(store.load()).rejects.toMatchObject({ name: 'StoreUnavailableError', code: 'store_unavailable' });
+    await store.close();
+  });
+
   it('should refuse kinds it does not have, by name', () => {
-    expect(() => openStore({ kind: 'redis' })).toThrow(/redis store is not available yet/);
     expect(() => openStore({ kind: 'mongo' as StoreKind })).toThrow('openStore: kind must be one of memory, sqlite, redis, got "mongo"');
   });
 });

@@ -1,14 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Store, type StoreRetentionConfig } from '../../src/core/store.js';
 import { StoreClosedError, StoreSequenceError } from '../../src/core/store-errors.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import { createRedisStore } from '../../src/store/redis/redis-store.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { checkpoint, conversation, decision, frames, pause, tempDir, type TestEvent } from './fixtures.js';
 
 type Open = (config?: StoreRetentionConfig) => Store<TestEvent>;
 
-/** Each adapter, opened fresh for every case; sqlite on a real file in a temporary dir. */
+const redisServer = useRedisServer();
+
+/** Each adapter, opened fresh for every case; sqlite on a real file in a temporary dir, redis on a real redis-server. */
 const adapters: readonly (readonly [string, () => { open: Open; cleanup: () => void }])[] = [
   ['memory', () => ({ open: (config = {}) => createMemoryStore<TestEvent>(config), cleanup: () => undefined })],
   [
@@ -16,6 +21,14 @@ const adapters: readonly (readonly [string, () => { open: Open; cleanup: () => v
     () => {
       const temp = tempDir();
       return { open: (config = {}) => createSqliteStore<TestEvent>({ dataDir: temp.dir, ...config }), cleanup: temp.remove };
+    },
+  ],
+  [
+    'redis',
+    () => {
+      // One real redis-server for the file; a key prefix of its own for each case.
+      const keyPrefix = `contract-${randomUUID()}:`;
+      return { open: (config = {}) => createRedisStore<TestEvent>({ url: redisServer().url, keyPrefix, ...config }), cleanup: () => undefined };
     },
   ],
 ];

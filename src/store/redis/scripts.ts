@@ -1,0 +1,98 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+
+/**
+ * The store's Lua scripts: the writes that must read before they write, done inside Redis so that
+ * two instances (or a batch sent again after a lost reply) cannot interleave between the read and the
+ * write. ioredis sends them by EVALSHA and loads them when Redis does not know them (after a restart).
+ */
+const SCRIPTS = {
+  /**
+   * The appends of one batch, in order, each all or nothing. KEYS: last-seqs, then the streams. ARGV:
+   * retry flag, max frames (0: keep all), trim threshold, append count; then per append: its
+   * conversation count, per conversation (conv_id, index of its stream in KEYS, first seq, frame
+   * count), then its frames' event JSON grouped the same way. Returns per append {0, 0} when written,
+   * {i, expected} when its conversation i does not continue its log. A batch sent again (retry) counts
+   * an append already wholly there as written, so a lost reply is harmless.
+   */
+  stepwiseAppend: `
+local retry, max, trimAt, appends = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local results, at = {}, 5
+for a = 1, appends do
+  local count = tonumber(ARGV[at])
+  at = at + 1
+  local plans, refused = {}, nil
+  for i = 1, count do
+    local conv, stream, first, n = ARGV[at], KEYS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
+    at = at + 4
+    local write = false
+    if not refused then
+      local last = tonumber(redis.call('HGET', KEYS[1], conv) or '0')
+      write = first == last + 1
+      if not write and not (retry and first + n - 1 <= last) then refused = {i, last + 1} end
+    end
+    plans[i] = {conv, stream, first, n, write}
+  end
+  for i = 1, count do
+    local conv, stream, first, n, write = unpack(plans[i])
+    if write and not refused then
+      for j = 0, n - 1 do
+        redis.call('XADD', stream, string.format('%d-0', first + j), 'e', ARGV[at + j])
+      end
+      redis.call('HSET', KEYS[1], conv, string.format('%d', first + n - 1))
+      if max > 0 and redis.call('XLEN', stream) > trimAt then redis.call('XTRIM', stream, 'MAXLEN', max) end
+    end
+    at = at + n
+  end
+  results[a] = refused or {0, 0}
+end
+return results`,
+  /** KEYS: turns, turn-order. ARGV: turn id, blocks JSON. A new turn goes last; a known one keeps its place. */
+  stepwiseTurn: `
+if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
+return 0`,
+  /** KEYS: counter, pauses, pause-order, the conversation's pause set. ARGV: pause id, pause JSON. */
+  stepwisePause: `
+local n = redis.call('INCR', KEYS[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[3], n, ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[1])
+return 0`,
+  /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided. ARGV: pause id, decision JSON. */
+  stepwiseDecision: `
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+if redis.call('SADD', KEYS[5], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[4], ARGV[2]) end
+return 0`,
+  /**
+   * KEYS: conversations, conversation-order, steps, last-seqs, engine-states, pauses, pause-order,
+   * checkpoints, then the conversation's pause set, checkpoint set, frames, turns, turn-order,
+   * decisions, decided. ARGV: conv_id.
+   */
+  stepwiseDelete: `
+local conv = ARGV[1]
+for i = 1, 5 do redis.call(i == 2 and 'ZREM' or 'HDEL', KEYS[i], conv) end
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[9])) do
+  redis.call('HDEL', KEYS[6], id)
+  redis.call('ZREM', KEYS[7], id)
+end
+for _, field in ipairs(redis.call('SMEMBERS', KEYS[10])) do redis.call('HDEL', KEYS[8], field) end
+for i = 9, 15 do redis.call('DEL', KEYS[i]) end
+return 0`,
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+/** Teaches a client (and its pipelines and transactions) the scripts; keys are passed per call. */
+export function defineScripts(client: Redis): void {
+  for (const [name, lua] of Object.entries(SCRIPTS)) client.defineCommand(name, { lua });
+}
+
+/**
+ * Queues one script call on a transaction. `defineCommand` adds methods ioredis cannot type, so the
+ * one cast lives here: with no fixed key count, the call is (numkeys, ...keys, ...args).
+ */
+export function callScript(target: ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): void {
+  const method = (target as unknown as Record<ScriptName, (...values: (string | number)[]) => ChainableCommander>)[name];
+  method.call(target, keys.length, ...keys, ...args);
+}

@@ -1,0 +1,190 @@
+import type { ChainableCommander } from 'ioredis';
+import type { FrameEvent, StoredFrame } from '../../core/store.js';
+import { StoreSequenceError } from '../../core/store-errors.js';
+import type { Retention } from '../retention.js';
+import { liveOps, type WriteOp } from '../write-ops.js';
+import { checkpointField, type RedisKeys } from './keys.js';
+import { callScript } from './scripts.js';
+
+type FramesOp = Extract<WriteOp, { kind: 'frames' }>;
+
+/** One append queued in a transaction: where its reply is, and how to read a refusal. */
+export interface QueuedAppend {
+  readonly op: FramesOp;
+  /** Index of its script call's reply in the transaction's replies. */
+  readonly reply: number;
+  /** Its place in that call's replies (one call carries several appends). */
+  readonly slot: number;
+  /** Conversations in the order the script was given them, with the first seq asked for each. */
+  readonly convs: readonly (readonly [convId: string, first: number])[];
+}
+
+/**
+ * Queues a batch of writes on one MULTI transaction: everything queued in one tick is one round trip,
+ * applied by Redis as a whole. The appends go together in one script call after the other writes
+ * (about 3x the frames/s of a call per append, the hub appending one frame at a time); that is safe
+ * because the batch commits as a whole and no other write reads the frames, except a delete: the
+ * appends queued before one are sent before it. `retry` marks a batch sent again after a failure
+ * whose outcome is unknown (see the append script). Returns the appends, to read their replies.
+ */
+export function queueBatch(
+  multi: ChainableCommander,
+  keys: RedisKeys,
+  retention: Retention,
+  ops: readonly WriteOp[],
+  retry: boolean,
+): QueuedAppend[] {
+  const appends: QueuedAppend[] = [];
+  let replies = 0;
+  let group: FramesOp[] = [];
+  const sendGroup = (): void => {
+    if (group.length === 0) return;
+    const convs = queueAppends(multi, keys, retention, group, retry);
+    group.forEach((op, slot) => appends.push({ op, reply: replies, slot, convs: convs[slot] ?? [] }));
+    replies += 1;
+    group = [];
+  };
+  for (const op of liveOps(ops)) {
+    if (op.kind === 'frames') {
+      group.push(op);
+      continue;
+    }
+    if (op.kind === 'conversation-deleted') sendGroup();
+    replies += queueWrite(multi, keys, op);
+  }
+  sendGroup();
+  return appends;
+}
+
+/** An append's own reply among the transaction's replies: `{0, 0}` written, `{i, expected}` refused. */
+export function appendReply(append: QueuedAppend, replies: readonly [Error | null, unknown][]): [Error | null, unknown] {
+  const [error, results] = replies[append.reply] ?? [new Error('no reply to the append script')];
+  return error ? [error, undefined] : [null, (results as unknown[])[append.slot]];
+}
+
+/** The error an append's reply says, if any. */
+export function appendRefusal(append: QueuedAppend, reply: unknown): StoreSequenceError | undefined {
+  const [index, expected] = reply as [number, number];
+  if (index === 0) return undefined;
+  const [convId, got] = append.convs[index - 1] ?? ['?', 0];
+  return new StoreSequenceError(convId, expected, got);
+}
+
+/** One script call for several appends; returns each append's conversations and first seqs. */
+function queueAppends(
+  multi: ChainableCommander,
+  keys: RedisKeys,
+  retention: Retention,
+  ops: readonly FramesOp[],
+  retry: boolean,
+): (readonly (readonly [string, number])[])[] {
+  const max = retention.max === Number.POSITIVE_INFINITY ? 0 : retention.max;
+  const args: (string | number)[] = [retry ? '1' : '0', max, max === 0 ? 0 : retention.trimAt, ops.length];
+  const streams = new Map<string, number>();
+  const streamIndex = (convId: string): number => {
+    let index = streams.get(convId);
+    // KEYS[1] is last-seqs: streams from 2 on.
+    if (index === undefined) streams.set(convId, (index = streams.size + 2));
+    return index;
+  };
+  const convsOfEach = ops.map(({ frames }) => {
+    // Grouped per conversation (an append may interleave several): each stream gets its frames in order.
+    const groups = new Map<string, StoredFrame<FrameEvent>[]>();
+    for (const frame of frames) {
+      const group = groups.get(frame.event.conv_id);
+      if (group) group.push(frame);
+      else groups.set(frame.event.conv_id, [frame]);
+    }
+    args.push(groups.size);
+    const convs: (readonly [string, number])[] = [];
+    for (const [convId, group] of groups) {
+      const first = (group[0] as StoredFrame<FrameEvent>).seq;
+      convs.push([convId, first]);
+      args.push(convId, streamIndex(convId), first, group.length);
+    }
+    for (const group of groups.values()) for (const { event } of group) args.push(JSON.stringify(event));
+    return convs;
+  });
+  const streamKeys = [...streams.keys()].map((convId) => keys.conversation(convId).frames);
+  callScript(multi, 'stepwiseAppend', [keys.lastSeqs, ...streamKeys], args);
+  return convsOfEach;
+}
+
+/** Queues one write's commands; returns how many (each has a reply). */
+function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<WriteOp, FramesOp>): number {
+  switch (op.kind) {
+    case 'conversation': {
+      const { conv_id, created_at } = op.record;
+      multi.hset(keys.conversations, conv_id, JSON.stringify(op.record));
+      multi.zadd(keys.conversationOrder, created_at, conv_id);
+      // The record carries its step setting: an older `setStep` no longer applies.
+      multi.hdel(keys.steps, conv_id);
+      return 3;
+    }
+    case 'step':
+      multi.hset(keys.steps, op.conv_id, JSON.stringify(op.step));
+      return 1;
+    case 'turn': {
+      const own = keys.conversation(op.conv_id);
+      callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder], [op.turn.id, JSON.stringify(op.turn.blocks)]);
+      return 1;
+    }
+    case 'pause': {
+      const own = keys.conversation(op.pause.conv_id);
+      callScript(multi, 'stepwisePause', [keys.counter, keys.pauses, keys.pauseOrder, own.pauses], [op.pause.pause_id, JSON.stringify(op.pause)]);
+      return 1;
+    }
+    case 'decision': {
+      const own = keys.conversation(op.decision.conv_id);
+      callScript(
+        multi,
+        'stepwiseDecision',
+        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided],
+        [op.decision.pause_id, JSON.stringify(op.decision)],
+      );
+      return 1;
+    }
+    case 'checkpoint': {
+      const { conv_id, inference_id } = op.checkpoint;
+      const field = checkpointField(conv_id, inference_id);
+      multi.hset(keys.checkpoints, field, JSON.stringify(op.checkpoint));
+      multi.sadd(keys.conversation(conv_id).checkpoints, field);
+      return 2;
+    }
+    case 'checkpoint-deleted': {
+      const field = checkpointField(op.conv_id, op.inference_id);
+      multi.hdel(keys.checkpoints, field);
+      multi.srem(keys.conversation(op.conv_id).checkpoints, field);
+      return 2;
+    }
+    case 'engine-state':
+      multi.hset(keys.engineStates, op.conv_id, JSON.stringify(op.state));
+      return 1;
+    case 'conversation-deleted': {
+      const own = keys.conversation(op.conv_id);
+      callScript(
+        multi,
+        'stepwiseDelete',
+        [
+          keys.conversations,
+          keys.conversationOrder,
+          keys.steps,
+          keys.lastSeqs,
+          keys.engineStates,
+          keys.pauses,
+          keys.pauseOrder,
+          keys.checkpoints,
+          own.pauses,
+          own.checkpoints,
+          own.frames,
+          own.turns,
+          own.turnOrder,
+          own.decisions,
+          own.decided,
+        ],
+        [op.conv_id],
+      );
+      return 1;
+    }
+  }
+}
