@@ -1,7 +1,7 @@
 import { concatMap, defer, filter, from, map, mergeMap, of, takeWhile, tap, toArray, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { createEvent } from '../streams/events.js';
-import type { PauseDecision } from '../streams/step-commands.js';
+import { deniedBy } from '../streams/step-commands.js';
 import type { ToolOutcome } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
 import { endWith, hasEnded, executorOf, type LoopPorts, type LoopState } from './loop-state.js';
@@ -116,13 +116,6 @@ function publishOutcome(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, state: 
   ports.publish(
     createEvent('tool-execution-finished', run, at, { tool_call_id, name, ...(outcome.duration_ms === undefined ? {} : { duration_ms: outcome.duration_ms }) }),
   );
-}
-
-/** The denial reason for this call, or undefined when it may run. */
-function deniedBy(decision: PauseDecision, toolCallId: string): string | undefined {
-  if (decision.action !== 'deny') return undefined;
-  const chosen = decision.tool_call_ids;
-  return !chosen || chosen.length === 0 || chosen.includes(toolCallId) ? decision.reason : undefined;
 }
 
 /** Edited calls keep the model's arguments in metadata, so the transcript shows what was asked and what ran. */
