@@ -29,7 +29,11 @@ export function inference(ports: InferencePorts): OperatorFunction<LoopState, Lo
   return concatMap((state) => (hasEnded(state) ? of(state) : inferOnce(ports, state)));
 }
 
-function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
+/**
+ * One inference for one state that has not ended: what `inference` does per state, as a function the
+ * tool loop calls once per inference phase (no concatMap around a single state).
+ */
+export function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
   const { run } = state;
   const { publish, scheduler } = ports;
   const engine = engineOf(ports, run);
@@ -124,10 +128,11 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
       duration_ms: scheduler.now() - startedAt,
     }),
   );
-  const blocks: Block[] = [];
+  const blocks = state.blocks.slice();
   if (reasoning) blocks.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
   if (text) blocks.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
-  return { ...state, blocks: [...state.blocks, ...blocks, ...answer.calls], iteration: state.iteration + 1, decision: undefined };
+  for (const call of answer.calls) blocks.push(call);
+  return { ...state, blocks, iteration: state.iteration + 1, decision: undefined };
 }
 
 function failed(ports: InferencePorts, state: LoopState, error: unknown): LoopState {

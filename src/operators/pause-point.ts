@@ -38,9 +38,15 @@ export function pausePoint(
  * phases, so a waiting run holds no concatMap layer (each live layer costs about 1 KB of heap per
  * paused run, `paused_heap_per_run`).
  */
-export function pauseAt(phase: PausePhase, ports: Pick<LoopPorts, 'controller' | 'registry'>, state: LoopState): Observable<LoopState> {
+export function pauseAt(
+  phase: PausePhase,
+  ports: Pick<LoopPorts, 'controller' | 'registry'>,
+  state: LoopState,
+  /** The state's pending calls, when the caller knows them already. */
+  pending?: readonly ToolCall[],
+): Observable<LoopState> {
   if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
-  const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
+  const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : [];
   if (phase === 'after_inference' && calls.length === 0) return of(state);
   const { run } = state;
   return ports.controller
