@@ -20,8 +20,9 @@ export interface ToolLoopConfig {
 /**
  * Called with a run's state and the phase it goes to next, at every boundary where the loop could be
  * re-entered (a durable store checkpoints it). Synchronous and cheap: it queues a write, never waits.
+ * `pending`: the state's pending tool calls, when the loop has found them (before `tools` and `after_inference`).
  */
-export type BoundaryHook = (state: LoopState, next: LoopPhase) => void;
+export type BoundaryHook = (state: LoopState, next: LoopPhase, pending?: readonly ToolCall[]) => void;
 
 const DEFAULT_TOOL_LOOP_CONFIG = Object.freeze({ maxIterations: 20 });
 
@@ -84,15 +85,16 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
     const input: LoopState = { ...state, next: FOLLOWING[phase] };
-    onBoundary?.(state, phase);
+    onBoundary?.(state, phase, calls === NO_CALLS ? undefined : calls);
     // A pause phase is the pause itself, with no operator layer around it: a run may wait for
     // minutes, and each live layer costs heap for every paused run. Pauses need no trampoline
     // either (every cycle has work phases).
     if (isPausePhase(phase)) return pauseAt(phase, ports, input, calls);
-    // Work phases start on the queue scheduler: one that finishes synchronously (zero-latency engine
-    // and tools) lets the next start only after it has returned, so a long run keeps a flat stack;
-    // still synchronous, so virtual time is unchanged.
-    return (phase === 'inference' ? infer(input) : tools(input, calls)).pipe(subscribeOn(queueScheduler));
+    if (phase === 'tools') return tools(input, calls);
+    // Inferences start on the queue scheduler: with a zero-latency engine and tools, the next step
+    // starts only after the one before has returned, so a long run keeps a flat stack; still
+    // synchronous, so virtual time is unchanged. Once per step is enough for that.
+    return infer(input).pipe(subscribeOn(queueScheduler));
   };
 
   return (source) => source.pipe(expand(run));
