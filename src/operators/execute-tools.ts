@@ -4,7 +4,7 @@ import { createEvent } from '../streams/events.js';
 import { deniedBy } from '../streams/step-commands.js';
 import type { ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
-import { endWith, hasEnded, executorOf, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
+import { endWith, hasEnded, executorOf, withBlocks, withResults, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
 
 export interface ExecuteToolsConfig {
   /** How many tool calls run at once. Default 3. */
@@ -83,7 +83,7 @@ function runCalls(
       role: 'tool',
       payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
     }));
-    const next: LoopState = { ...state, blocks: state.blocks.concat(uses), decision: undefined };
+    const next = withResults(state, state.blocks.concat(uses));
     const fatal = outcomes.find((outcome) => outcome.abortsRun);
     return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
   };
@@ -137,5 +137,5 @@ function applyEdits(state: LoopState): LoopState {
       metadata: { ...block.metadata, original_args: block.payload.args, edited: true },
     };
   });
-  return { ...state, blocks };
+  return withBlocks(state, blocks);
 }

@@ -2,7 +2,7 @@ import { catchError, concatMap, defer, map, of, reduce, type Observable, type Op
 import type { Block } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { createEvent } from '../streams/events.js';
-import { endWith, engineOf, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, engineOf, hasEnded, registryOf, withAnswer, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
 
@@ -132,12 +132,12 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
   if (reasoning) blocks.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
   if (text) blocks.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
   for (const call of answer.calls) blocks.push(call);
-  return { ...state, blocks, iteration: state.iteration + 1, decision: undefined };
+  return withAnswer(state, blocks);
 }
 
 function failed(ports: InferencePorts, state: LoopState, error: unknown): LoopState {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof EngineError && error.code ? { code: error.code } : {};
   ports.publish(createEvent('inference-failed', state.run, ports.scheduler.now(), { message, ...code }));
-  return endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message });
+  return endWith(withAnswer(state, state.blocks), { status: 'failed', error: message });
 }

@@ -3,7 +3,7 @@ import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { endWith, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, registryOf, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
 
 /**
  * A breakpoint: when step mode is on for the session, pauses the run at `phase` until the operator
@@ -65,7 +65,7 @@ export function pauseAt(
 
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
   if (resolution.decision.action === 'abort') return endWith(state, { status: 'failed', error: resolution.decision.reason });
-  return phase === 'after_inference' ? { ...state, decision: resolution.decision } : state;
+  return phase === 'after_inference' ? withDecision(state, resolution.decision) : state;
 }
 
 function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall[]): string {

@@ -2,7 +2,7 @@ import { concatMap, EMPTY, expand, of, queueScheduler, subscribeOn, type Observa
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import { toolsPhase } from './execute-tools.js';
 import { inferOnce } from './inference.js';
-import { endWith, hasEnded, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, withNext, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
 import { pauseAt } from './pause-point.js';
 import { snapshotHook, type SnapshotHook } from './snapshot-hook.js';
 
@@ -84,7 +84,7 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     }
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
-    const input: LoopState = { ...state, next: FOLLOWING[phase] };
+    const input = withNext(state, FOLLOWING[phase]);
     onBoundary?.(state, phase, calls === NO_CALLS ? undefined : calls);
     // A pause phase is the pause itself, with no operator layer around it: a run may wait for
     // minutes, and each live layer costs heap for every paused run. Pauses need no trampoline
