@@ -7,8 +7,11 @@ import { isVirtualTime, VirtualTimePromiseError } from './virtual-time.js';
 export type Invocation =
   | { readonly kind: 'value'; readonly value: unknown }
   | { readonly kind: 'error'; readonly error: unknown }
-  /** Unsubscribing before it settles aborts the tool's AbortSignal. */
-  | { readonly kind: 'pending'; readonly output$: Observable<unknown> };
+  /**
+   * Unsubscribing before it settles aborts the tool's AbortSignal. `single`: it emits exactly one
+   * value (a Promise's), so its last value needs no `last()`.
+   */
+  | { readonly kind: 'pending'; readonly output$: Observable<unknown>; readonly single: boolean };
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
@@ -33,10 +36,10 @@ export function invokeTool(tool: Tool, args: unknown, toolCallId: string, schedu
   } catch (error) {
     return { kind: 'error', error };
   }
-  if (isObservable(output)) return { kind: 'pending', output$: pending(output, context) };
+  if (isObservable(output)) return { kind: 'pending', output$: pending(output, context), single: false };
   if (!isThenable(output) && !isAsyncIterable(output)) return { kind: 'value', value: output };
   if (isVirtualTime(scheduler)) return refuseInVirtualTime(tool, output, context);
-  return { kind: 'pending', output$: pending(output as ObservableInput<unknown>, context) };
+  return { kind: 'pending', output$: pending(output as ObservableInput<unknown>, context), single: isThenable(output) };
 }
 
 /**

@@ -69,7 +69,7 @@ function positive(name: string, value: number, allowZero: boolean): void {
 function resultOf(invocation: Invocation): Observable<unknown> {
   if (invocation.kind === 'value') return of(invocation.value);
   if (invocation.kind === 'error') return throwError(() => invocation.error);
-  return invocation.output$.pipe(last(undefined, null));
+  return invocation.single ? invocation.output$ : invocation.output$.pipe(last(undefined, null));
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -107,7 +107,9 @@ export function createToolExecutor(
     const policy = tool.policy ?? settings.policy;
     const timeoutMs = tool.timeoutMs ?? settings.timeoutMs;
     let attempts = 0;
-    const tried$ = defer(() => resultOf(attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler))).pipe(
+    // Only a retry makes another attempt (on resubscription); else the first is all there is.
+    const attempt$ = policy === 'retry' ? defer(() => resultOf(attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler))) : resultOf(first);
+    const tried$ = attempt$.pipe(
       // Unsubscribing at the deadline aborts the tool's signal (see invokeTool).
       timeout({
         first: timeoutMs,
