@@ -10,16 +10,32 @@ import { measureStoreAppend } from './store-append.js';
  * One case under the profiler, then its top self-times (STYLE.md: profile before changing anything
  * for speed):
  *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume, sqlite, store)
- *   npx tsx bench/profile.ts --summary .prof                          (self-times of the main thread's profile)
+ *   npx tsx bench/profile.ts --summary .prof                          (self and inclusive times of the main thread's profile)
+ * Percentages are of the busy samples: idle time (mostly the bench's tsc compile before it starts) is left out.
  */
 
 interface ProfileNode {
   readonly id: number;
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
 }
 interface CpuProfile {
   readonly nodes: readonly ProfileNode[];
   readonly samples: readonly number[];
+}
+
+const IDLE = new Set(['(idle)', '(program)']);
+
+function keyOf(frame: ProfileNode['callFrame']): string {
+  const file = frame.url.replace(/^.*\/(node_modules\/[^/]+|src|bench)\//, '$1/');
+  return `${frame.functionName || '(anonymous)'}  ${file}:${frame.lineNumber + 1}`;
+}
+
+function print(title: string, counts: Map<string, number>, busy: number, top: number): void {
+  console.log(`\n${title}`);
+  for (const [key, count] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((100 * count) / busy).toFixed(1).padStart(5)}%  ${key}`);
+  }
 }
 
 function summarise(dir: string, top = 40): void {
@@ -31,19 +47,28 @@ function summarise(dir: string, top = 40): void {
   if (!newest) throw new Error(`no .cpuprofile in ${dir}`);
   const profile = JSON.parse(readFileSync(join(dir, newest), 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let busy = 0;
   for (const id of profile.samples) {
     const frame = byId.get(id)?.callFrame;
-    if (!frame) continue;
-    const file = frame.url.replace(/^.*\/(node_modules\/[^/]+|src|bench)\//, '$1/');
-    const key = `${frame.functionName || '(anonymous)'}  ${file}:${frame.lineNumber + 1}`;
+    if (!frame || IDLE.has(frame.functionName)) continue;
+    busy += 1;
+    const key = keyOf(frame);
     self.set(key, (self.get(key) ?? 0) + 1);
+    // Each function once per sample, however often it recurses on the stack.
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const onStack = byId.get(at)?.callFrame;
+      if (onStack) seen.add(keyOf(onStack));
+    }
+    for (const seenKey of seen) if (/ (src|bench)\//.test(seenKey)) inclusive.set(seenKey, (inclusive.get(seenKey) ?? 0) + 1);
   }
-  const total = profile.samples.length;
-  console.log(`${newest}: ${total} samples`);
-  for (const [key, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${key}`);
-  }
+  console.log(`${newest}: ${profile.samples.length} samples, ${busy} busy`);
+  print('self time (% of busy samples)', self, busy, top);
+  print('inclusive time of src and bench functions (% of busy samples)', inclusive, busy, top);
 }
 
 const [what, dir] = process.argv.slice(2);

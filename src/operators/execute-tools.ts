@@ -1,10 +1,10 @@
 import { concatMap, defer, filter, from, map, mergeMap, of, takeWhile, tap, toArray, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { createEvent } from '../streams/events.js';
-import type { PauseDecision } from '../streams/step-commands.js';
-import type { ToolOutcome } from '../tools/tool-executor.js';
+import { deniedBy } from '../streams/step-commands.js';
+import type { ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
-import { endWith, hasEnded, executorOf, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, executorOf, withBlocks, withResults, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
 
 export interface ExecuteToolsConfig {
   /** How many tool calls run at once. Default 3. */
@@ -32,23 +32,31 @@ const DEFAULT_EXECUTE_TOOLS_CONFIG = Object.freeze({ maxParallelTools: 3 });
  * @example
  * of(state).pipe(executeTools(ports, { maxParallelTools: 2 }))
  */
-export function executeTools(
-  ports: Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'>,
-  config: ExecuteToolsConfig = {},
-): OperatorFunction<LoopState, LoopState> {
+export function executeTools(ports: ToolsPorts, config: ExecuteToolsConfig = {}): OperatorFunction<LoopState, LoopState> {
+  const runTools = toolsPhase(ports, config);
+  // concatMap: one batch of calls per state, in order.
+  return concatMap((state) => runTools(state));
+}
+
+type ToolsPorts = Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'>;
+
+/**
+ * What `executeTools` does with one state, as a function: the tool loop calls it once per tools
+ * phase with the pending calls it already knows, and needs no concatMap around a single state.
+ */
+export function toolsPhase(ports: ToolsPorts, config: ExecuteToolsConfig = {}): (state: LoopState, pending?: readonly ToolCall[]) => Observable<LoopState> {
   const { maxParallelTools } = { ...DEFAULT_EXECUTE_TOOLS_CONFIG, ...config };
   if (!Number.isInteger(maxParallelTools) || maxParallelTools < 1) {
     throw new RangeError(`executeTools: maxParallelTools must be a positive integer, got ${maxParallelTools}`);
   }
-  // concatMap: one batch of calls per state, in order.
-  return concatMap((state) => {
-    const calls = hasEnded(state) ? [] : pendingToolCalls(state.blocks);
+  return (state, pending) => {
+    const calls = hasEnded(state) ? [] : (pending ?? pendingToolCalls(state.blocks));
     return calls.length === 0 ? of(state) : runCalls(ports, maxParallelTools, applyEdits(state), calls);
-  });
+  };
 }
 
 function runCalls(
-  ports: Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'>,
+  ports: ToolsPorts,
   maxParallelTools: number,
   state: LoopState,
   requested: readonly ToolCall[],
@@ -57,23 +65,16 @@ function runCalls(
   const decision = state.decision ?? { action: 'continue' };
   const edits = decision.action === 'edit' ? decision.edits : {};
   const calls = requested.map((call) => (call.id in edits ? { ...call, args: edits[call.id] } : call));
-  const now = (): number => ports.scheduler.now();
+  const executor = executorOf(ports, run);
 
-  const runOne = (call: ToolCall): Observable<ToolOutcome> => {
+  /** The call's progress: `started` (unless denied), then `finished` with its outcome. */
+  const runOne = (call: ToolCall): Observable<ToolProgress> => {
     const denial = deniedBy(decision, call.id);
-    if (denial !== undefined) {
-      return of({ tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false });
-    }
-    return executorOf(ports, run).execute(call, run.allowedTools).pipe(
-      tap((progress) => {
-        if (progress.type === 'started') {
-          ports.publish(createEvent('tool-execution-started', run, now(), { tool_call_id: call.id, name: call.name, args: progress.args }));
-        }
-      }),
-      filter((progress) => progress.type === 'finished'),
-      map((progress) => progress.outcome),
-    );
+    if (denial === undefined) return executor.execute(call, run.allowedTools);
+    return of({ type: 'finished', outcome: { tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false } });
   };
+  // One tap for both events of a call, so they go out in order and cost one layer.
+  const published = (call: ToolCall) => tap((progress: ToolProgress) => publishProgress(ports, run, call, progress));
 
   const finish = (outcomes: readonly ToolOutcome[]): LoopState => {
     const uses: Block[] = outcomes.map((outcome) => ({
@@ -82,20 +83,19 @@ function runCalls(
       role: 'tool',
       payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
     }));
-    const next: LoopState = { ...state, blocks: [...state.blocks, ...uses], decision: undefined };
+    const next = withResults(state, state.blocks.concat(uses));
     const fatal = outcomes.find((outcome) => outcome.abortsRun);
     return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
   };
-  const published = tap((outcome: ToolOutcome) => publishOutcome(ports, state, outcome));
 
   // One call (the common case) needs no fan-out, ordering or early stop.
   const only = calls.length === 1 ? calls[0] : undefined;
-  if (only) return runOne(only).pipe(published, map((outcome) => finish([outcome])));
+  if (only) return runOne(only).pipe(published(only), filter(isFinished), map(({ outcome }) => finish([outcome])));
 
   return defer(() =>
     from(calls.map((call, index) => ({ call, index }))).pipe(
       // mergeMap with a limit: tools run in parallel, at most maxParallelTools at once.
-      mergeMap(({ call, index }) => runOne(call).pipe(published, map((outcome) => ({ outcome, index }))), maxParallelTools),
+      mergeMap(({ call, index }) => runOne(call).pipe(published(call), filter(isFinished), map(({ outcome }) => ({ outcome, index }))), maxParallelTools),
       // An `abort` failure ends the run: stop waiting for (and abort) the other calls.
       takeWhile(({ outcome }) => !outcome.abortsRun, true),
       toArray(),
@@ -104,9 +104,16 @@ function runCalls(
   );
 }
 
-function publishOutcome(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, state: LoopState, outcome: ToolOutcome): void {
-  const { run } = state;
+const isFinished = (progress: ToolProgress): progress is Extract<ToolProgress, { type: 'finished' }> => progress.type === 'finished';
+
+/** `tool-execution-started` when a call starts; its result (and any warning) when it finishes. */
+function publishProgress(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: RunContext, call: ToolCall, progress: ToolProgress): void {
   const at = ports.scheduler.now();
+  if (progress.type === 'started') {
+    ports.publish(createEvent('tool-execution-started', run, at, { tool_call_id: call.id, name: call.name, args: progress.args }));
+    return;
+  }
+  const { outcome } = progress;
   const { tool_call_id, name, result } = outcome;
   if (outcome.rejected) {
     ports.publish(createEvent('log', run, at, { level: 'warn', message: outcome.error ?? 'tool call rejected', fields: { tool_call_id, name, rejected: outcome.rejected } }));
@@ -116,13 +123,6 @@ function publishOutcome(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, state: 
   ports.publish(
     createEvent('tool-execution-finished', run, at, { tool_call_id, name, ...(outcome.duration_ms === undefined ? {} : { duration_ms: outcome.duration_ms }) }),
   );
-}
-
-/** The denial reason for this call, or undefined when it may run. */
-function deniedBy(decision: PauseDecision, toolCallId: string): string | undefined {
-  if (decision.action !== 'deny') return undefined;
-  const chosen = decision.tool_call_ids;
-  return !chosen || chosen.length === 0 || chosen.includes(toolCallId) ? decision.reason : undefined;
 }
 
 /** Edited calls keep the model's arguments in metadata, so the transcript shows what was asked and what ran. */
@@ -137,5 +137,5 @@ function applyEdits(state: LoopState): LoopState {
       metadata: { ...block.metadata, original_args: block.payload.args, edited: true },
     };
   });
-  return { ...state, blocks };
+  return withBlocks(state, blocks);
 }

@@ -2,7 +2,7 @@ import { catchError, concatMap, defer, map, of, reduce, type Observable, type Op
 import type { Block } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { createEvent } from '../streams/events.js';
-import { endWith, engineOf, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, engineOf, hasEnded, registryOf, withAnswer, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
 
@@ -29,7 +29,11 @@ export function inference(ports: InferencePorts): OperatorFunction<LoopState, Lo
   return concatMap((state) => (hasEnded(state) ? of(state) : inferOnce(ports, state)));
 }
 
-function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
+/**
+ * One inference for one state that has not ended: what `inference` does per state, as a function the
+ * tool loop calls once per inference phase (no concatMap around a single state).
+ */
+export function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
   const { run } = state;
   const { publish, scheduler } = ports;
   const engine = engineOf(ports, run);
@@ -124,15 +128,16 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
       duration_ms: scheduler.now() - startedAt,
     }),
   );
-  const blocks: Block[] = [];
+  const blocks = state.blocks.slice();
   if (reasoning) blocks.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
   if (text) blocks.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
-  return { ...state, blocks: [...state.blocks, ...blocks, ...answer.calls], iteration: state.iteration + 1, decision: undefined };
+  for (const call of answer.calls) blocks.push(call);
+  return withAnswer(state, blocks);
 }
 
 function failed(ports: InferencePorts, state: LoopState, error: unknown): LoopState {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof EngineError && error.code ? { code: error.code } : {};
   ports.publish(createEvent('inference-failed', state.run, ports.scheduler.now(), { message, ...code }));
-  return endWith({ ...state, iteration: state.iteration + 1 }, { status: 'failed', error: message });
+  return endWith(withAnswer(state, state.blocks), { status: 'failed', error: message });
 }

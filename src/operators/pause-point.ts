@@ -3,7 +3,7 @@ import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { endWith, hasEnded, registryOf, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, registryOf, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
 
 /**
  * A breakpoint: when step mode is on for the session, pauses the run at `phase` until the operator
@@ -38,9 +38,15 @@ export function pausePoint(
  * phases, so a waiting run holds no concatMap layer (each live layer costs about 1 KB of heap per
  * paused run, `paused_heap_per_run`).
  */
-export function pauseAt(phase: PausePhase, ports: Pick<LoopPorts, 'controller' | 'registry'>, state: LoopState): Observable<LoopState> {
+export function pauseAt(
+  phase: PausePhase,
+  ports: Pick<LoopPorts, 'controller' | 'registry'>,
+  state: LoopState,
+  /** The state's pending calls, when the caller knows them already. */
+  pending?: readonly ToolCall[],
+): Observable<LoopState> {
   if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
-  const calls = phase === 'after_inference' ? pendingToolCalls(state.blocks) : [];
+  const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : [];
   if (phase === 'after_inference' && calls.length === 0) return of(state);
   const { run } = state;
   return ports.controller
@@ -59,7 +65,7 @@ export function pauseAt(phase: PausePhase, ports: Pick<LoopPorts, 'controller' |
 
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
   if (resolution.decision.action === 'abort') return endWith(state, { status: 'failed', error: resolution.decision.reason });
-  return phase === 'after_inference' ? { ...state, decision: resolution.decision } : state;
+  return phase === 'after_inference' ? withDecision(state, resolution.decision) : state;
 }
 
 function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall[]): string {

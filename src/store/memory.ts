@@ -28,6 +28,12 @@ interface ConversationRows<E extends FrameEvent> {
   lastSeq: number;
   readonly decisions: DecisionRecord[];
   engineState?: JsonValue;
+  /**
+   * One checkpoint per unfinished run, the latest; a conversation has one at a time, seldom more. A
+   * short list per conversation rather than one map keyed by a joined string: hashing a freshly
+   * joined key at every phase boundary showed in `loop_step`'s profile.
+   */
+  readonly checkpoints: RunCheckpoint[];
 }
 
 /**
@@ -39,14 +45,12 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   const retention = resolveRetention(config, 'createMemoryStore');
   const rows = new Map<string, ConversationRows<E>>();
   const pauses = new Map<string, StoredPause>();
-  // Keyed by run: one checkpoint per run, the latest.
-  const checkpoints = new Map<string, RunCheckpoint>();
   let closed = false;
 
   const rowsOf = (convId: string): ConversationRows<E> => {
     let found = rows.get(convId);
     if (!found) {
-      found = { turns: new Map(), frames: [], lastSeq: 0, decisions: [] };
+      found = { turns: new Map(), frames: [], lastSeq: 0, decisions: [], checkpoints: [] };
       rows.set(convId, found);
     }
     return found;
@@ -59,7 +63,7 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   const pausesOf = (convId?: string): StoredPause[] =>
     [...pauses.values()].filter((pause) => convId === undefined || pause.conv_id === convId);
   const checkpointsOf = (convId?: string): RunCheckpoint[] =>
-    [...checkpoints.values()].filter((checkpoint) => convId === undefined || checkpoint.conv_id === convId);
+    convId === undefined ? [...rows.values()].flatMap((row) => row.checkpoints) : [...(rows.get(convId)?.checkpoints ?? [])];
 
   const advance = (row: ConversationRows<E>, seq: number): void => {
     row.lastSeq = seq;
@@ -114,11 +118,16 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
     },
     putCheckpoint: (checkpoint) => {
       writable();
-      checkpoints.set(runKey(checkpoint.conv_id, checkpoint.inference_id), checkpoint);
+      const { checkpoints } = rowsOf(checkpoint.conv_id);
+      const at = indexOfRun(checkpoints, checkpoint.inference_id);
+      if (at < 0) checkpoints.push(checkpoint);
+      else checkpoints[at] = checkpoint;
     },
     deleteCheckpoint: (convId, inferenceId) => {
       writable();
-      checkpoints.delete(runKey(convId, inferenceId));
+      const checkpoints = rows.get(convId)?.checkpoints ?? [];
+      const at = indexOfRun(checkpoints, inferenceId);
+      if (at >= 0) checkpoints.splice(at, 1);
     },
     putEngineState: (convId, state) => {
       writable();
@@ -128,7 +137,6 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
       writable();
       rows.delete(convId);
       for (const pause of pausesOf(convId)) pauses.delete(pause.pause_id);
-      for (const checkpoint of checkpointsOf(convId)) checkpoints.delete(runKey(convId, checkpoint.inference_id));
     },
     flush: () => Promise.resolve(),
 
@@ -161,4 +169,7 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   };
 }
 
-const runKey = (convId: string, inferenceId: string): string => `${convId}\u0000${inferenceId}`;
+function indexOfRun(checkpoints: readonly RunCheckpoint[], inferenceId: string): number {
+  for (let i = 0; i < checkpoints.length; i += 1) if (checkpoints[i]?.inference_id === inferenceId) return i;
+  return -1;
+}

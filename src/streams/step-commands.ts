@@ -92,6 +92,13 @@ export function decide(
   return new StepCommandError('invalid_action', `unknown action "${String(action)}" (continue, deny or edit)`);
 }
 
+/** The denial reason for this call under `decision`, or undefined when it may run. */
+export function deniedBy(decision: PauseDecision | undefined, toolCallId: string): string | undefined {
+  if (decision?.action !== 'deny') return undefined;
+  const chosen = decision.tool_call_ids;
+  return !chosen || chosen.length === 0 || chosen.includes(toolCallId) ? decision.reason : undefined;
+}
+
 /** The reason a decision resumes with. */
 export function reasonOf(decision: PauseDecision): ResumeReason {
   switch (decision.action) {
