@@ -4,6 +4,7 @@
 import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
 import { createConversationList } from './conversations.js';
+import { createDecisionFeed } from './decision.js';
 import { createEngineInfo } from './engine.js';
 import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
@@ -51,6 +52,10 @@ const state = {
 };
 
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
+const decisions = createDecisionFeed({
+  load: api.decisions,
+  target: () => (state.convId && state.deck ? { convId: state.convId, deck: state.deck } : null),
+});
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
 const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
@@ -150,6 +155,7 @@ function onFrame(event) {
       break;
     case 'debugger.resume':
       if (event.reason === 'disabled') stepToggle.show(false);
+      decisions.resolved();
       break;
     default:
   }
@@ -176,6 +182,7 @@ function onStatus(status, detail = {}) {
 }
 
 function onHistoryLost() {
+  decisions.reset();
   state.deck?.dispose();
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId });
   state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
@@ -186,6 +193,7 @@ function onHistoryLost() {
 }
 
 function selectConversation(convId, { keepStepChoice = false } = {}) {
+  decisions.reset();
   state.connection?.close();
   state.deck?.dispose();
   clearError();

@@ -3,6 +3,7 @@
 // debugger.resume arrives, so every dashboard on the conversation closes it at the same moment.
 
 import { ApiError } from './api.js';
+import { renderDecision } from './decision.js';
 import { formatClock, h, pretty } from './dom.js';
 
 const REASON_TEXT = {
@@ -58,6 +59,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
     const bar = h('div', { class: 'bar' });
     const error = h('div', { class: 'inline-error', testid: 'pause-error', role: 'alert', hidden: true });
     const resolution = h('div', { class: 'resolution', testid: 'pause-resolution', hidden: true });
+    const decided = h('div', { class: 'decision-slot' });
     const reason = h('input', { class: 'input', type: 'text', placeholder: 'reason the model will see', testid: 'deny-reason' });
     const calls = pause.tool_calls.map((call) => {
       const select = h('input', { type: 'checkbox', checked: true, testid: 'deny-select', data: { toolCallId: call.id } });
@@ -99,6 +101,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         h('span', { class: 'only-edit' }, button('Run with edits', 'edit-submit', 'primary', () => submitEdit()), button('Back', 'edit-back', 'ghost', () => setMode('view'))),
       ),
       resolution,
+      decided,
     );
 
     const showError = (message) => {
@@ -205,6 +208,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         card.open = false;
         node.dataset.state = 'resolved';
         node.dataset.reason = event.reason ?? '';
+        node.dataset.by = event.by ?? '';
         node.dataset.mode = 'view';
         showError('');
         for (const b of buttons) b.disabled = true;
@@ -214,6 +218,12 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         title.textContent = 'Resumed';
         countdown.textContent = event.reason ?? 'resolved';
         countdown.classList.remove('urgent');
+      },
+      /** Shows the recorded decision (GET /conversations/:id/decisions); the latest record wins. */
+      record(decision) {
+        node.dataset.by = decision.by ?? node.dataset.by ?? '';
+        node.dataset.decided = 'true';
+        decided.replaceChildren(renderDecision(decision, (id) => pause.tool_calls.find((call) => call.id === id)?.name));
       },
     };
     card.render(serverNow());
@@ -235,6 +245,10 @@ export function createPauseDeck({ decide, serverNow, convId }) {
     resolve(event) {
       const card = cards.get(event.pause_id ?? event.id);
       if (card?.open) card.resolve(event);
+    },
+    /** Fills resolved cards with their recorded decisions (who, what was denied or edited). */
+    record(decisions) {
+      for (const decision of decisions ?? []) cards.get(decision.pause_id)?.record(decision);
     },
     /** Pauses still open here, for the header counter. */
     get openCount() {

@@ -11,7 +11,6 @@ import { conversationRoutes } from './routes-conversations.js';
 import { debugRoutes } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
 import type { Store } from '../core/store.js';
-import { createMemoryStore } from '../store/memory.js';
 import { createProfileTable, type Profile } from './profiles.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
@@ -34,8 +33,8 @@ export interface ServerOptions {
   /** Profiles for `POST /chat/:profile` and `GET /profiles` (SPEC §9). Default none. */
   readonly profiles?: readonly Profile[];
   /**
-   * Where frames and decisions are read from (the audit trail). Default a memory store. The runtime's
-   * `stepwise.store` takes its place once the runtime writes through a store.
+   * Where decisions are read from (the audit trail). Default the runtime's `stepwise.store`, which
+   * records them.
    */
   readonly store?: Store;
   /** Told about every unexpected (500) error, e.g. to log it. */
@@ -120,7 +119,8 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
   app.use(dashboardRoutes(options.dashboardDir));
   app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
-  const store = options.store ?? createMemoryStore();
+  // The runtime's store unless the caller names another: the CLI's decisions live in the runtime's.
+  const store = options.store ?? context.stepwise.store;
   app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   app.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
