@@ -41,7 +41,7 @@ export class ForkError extends Error {
 export interface ForkPorts {
   readonly loop: Pick<LoopPorts, 'publish' | 'scheduler' | 'ids'>;
   readonly controller: Pick<StepController, 'get' | 'convOf' | 'isEnabled' | 'enable' | 'pending'>;
-  readonly store: Pick<Store, 'checkpoints' | 'engineState' | 'putTurn' | 'putEngineState'>;
+  readonly store: Pick<Store, 'checkpoints' | 'engineState' | 'putTurn' | 'putEngineState' | 'flush'>;
   /** Opens a new conversation (a new id) for this owner, origin and choices, and stores its record. */
   readonly open: (identity: { readonly owner?: string; readonly forked_from: ForkOrigin }, choices: SessionChoices | undefined) => Session;
   /** Puts an engine state back for a conversation (the engine of `choices`, else the runtime's). */
@@ -72,6 +72,8 @@ export async function forkConversation(ports: ForkPorts, request: ForkRequest): 
   const engineState = exact ? await ports.store.engineState(source.conv_id) : undefined;
   const origin: ForkOrigin = { conv_id: source.conv_id, ...(request.turn_id === undefined ? {} : { turn_id: request.turn_id }) };
   const fork = openFork(ports, request, origin, copied, engineState);
+  // Committed before anyone is told of it: a fork acknowledged is a fork that survives a crash.
+  await ports.store.flush();
   return { session: fork };
 }
 
@@ -106,6 +108,7 @@ async function forkAtPause(ports: ForkPorts, request: ForkRequest, pauseId: stri
   });
   // The re-entered run pauses at once (the loop subscribes synchronously), under a new id.
   const again = ports.controller.pending(fork.session_id).find((candidate) => candidate.inference_id === inference_id);
+  await ports.store.flush();
   return { session: fork, ...(again ? { pause_id: again.pause_id } : {}) };
 }
 
