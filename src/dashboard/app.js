@@ -113,7 +113,10 @@ async function fillPrompts() {
   const convId = state.convId;
   try {
     const conv = await api.getConversation(convId);
-    if (state.convId === convId) state.timeline.fillPrompts(conv.turns);
+    if (state.convId !== convId) return;
+    state.timeline.fillPrompts(conv.turns);
+    // A fork's copied turns have no frames here: draw them from their blocks.
+    if (conv.forked_from) state.timeline.showHistory(conv.turns);
   } catch {
     // Prompts are a nicety; the stream itself is what matters.
   }
@@ -122,7 +125,9 @@ async function fillPrompts() {
 // ---- the stream ---------------------------------------------------------------------------------
 
 function showMeta() {
-  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}`;
+  const origin = state.convId && conversations.find(state.convId)?.forked_from;
+  const forked = origin ? ` · forked from ${origin.conv_id}${origin.pause_id ? ` at pause ${origin.pause_id}` : origin.turn_id ? ` at turn ${origin.turn_id}` : ''}` : '';
+  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}${forked}`;
 }
 
 function onHello(hello, { clockOffsetMs, resumed }) {
@@ -134,6 +139,7 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
   for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
+  fillPrompts();
   refreshConversations();
 }
 
@@ -184,12 +190,23 @@ function onStatus(status, detail = {}) {
 function onHistoryLost() {
   decisions.reset();
   state.deck?.dispose();
-  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
+  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId, fork: forkHere });
+  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: turnFork });
   eventLog.reset();
   eventLog.mark('the server restarted: replaying what it has');
   setRunning(false);
   updatePauseCount();
+}
+
+/** Forks the open conversation (at a turn or a pause) and opens the fork; the pause card shows a refusal. */
+async function forkHere(at) {
+  const reply = await api.fork(state.convId, at);
+  refreshConversations();
+  navigate(reply.conv_id);
+}
+
+function turnFork(at) {
+  forkHere(at).catch((failure) => showError(failure, 'Could not fork'));
 }
 
 function selectConversation(convId, { keepStepChoice = false } = {}) {
@@ -207,8 +224,8 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   const known = convId && conversations.find(convId);
   if (!keepStepChoice) stepToggle.show(known?.step_mode);
   profiles.open(known);
-  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
+  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId, fork: forkHere });
+  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: turnFork });
   setRunning(false);
   updatePauseCount();
   if (!convId) {

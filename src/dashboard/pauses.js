@@ -43,7 +43,7 @@ const formatRemaining = (ms) => {
  * Manages the cards. `decide(body)` posts a decision; `serverNow()` is the browser clock corrected
  * by the hello's server_time, so countdowns agree across machines whose clocks disagree.
  */
-export function createPauseDeck({ decide, serverNow, convId }) {
+export function createPauseDeck({ decide, serverNow, convId, fork }) {
   const cards = new Map();
 
   const tick = () => {
@@ -96,7 +96,15 @@ export function createPauseDeck({ decide, serverNow, convId }) {
       h(
         'div',
         { class: 'pause-actions' },
-        h('span', { class: 'only-view' }, button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' })), isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny')) : null, isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit')) : null),
+        h(
+          'span',
+          { class: 'only-view' },
+          button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' })),
+          isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny')) : null,
+          isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit')) : null,
+          // A new conversation paused here again, to decide differently there; this pause stays as it is.
+          fork ? button('Fork', 'pause-fork', 'ghost fork', () => forkHere()) : null,
+        ),
         h('span', { class: 'only-deny' }, button('Deny selected', 'deny-submit', 'danger', () => submitDeny()), button('Back', 'deny-back', 'ghost', () => setMode('view'))),
         h('span', { class: 'only-edit' }, button('Run with edits', 'edit-submit', 'primary', () => submitEdit()), button('Back', 'edit-back', 'ghost', () => setMode('view'))),
       ),
@@ -133,6 +141,15 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         // Issues already shown under their editors need not be repeated in the card's message.
         showError(failure instanceof ApiError ? (placed ? failure.message : failure.describe()) : String(failure?.message ?? failure));
         setBusy(false);
+      }
+    }
+
+    async function forkHere() {
+      showError('');
+      try {
+        await fork({ pause_id: pause.pause_id });
+      } catch (failure) {
+        showError(failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure));
       }
     }
 
