@@ -117,6 +117,31 @@ describe('POST /conversations/:conv_id/fork', () => {
     await Promise.all([ws.close(), fws.close()]);
   });
 
+  it('should fork at an after_tools pause: the tool results are copied, the fork pauses there again and goes on alone', async () => {
+    const source = nextConv('after-tools');
+    const ws = await SemClient.connect(`${t.wsBase}/ws?conv_id=${source}`);
+    expect((await post(t.base, '/chat', { prompt: 'add please', conv_id: source, overrides: { step_mode: true } })).status).toBe(200);
+    const first = await ws.next('debugger.pause');
+    await post(t.base, '/debug/continue', { pause_id: first.pause_id });
+    const pause = await ws.next('debugger.pause');
+    expect(pause.phase).toBe('after_tools');
+
+    const forked = await post(t.base, `/conversations/${source}/fork`, { pause_id: pause.pause_id });
+    expect(forked.status).toBe(200);
+    const fws = await SemClient.connect(`${t.wsBase}/ws?conv_id=${forked.body.conv_id}&since_seq=0`);
+    expect(fws.hello.pending_pauses).toEqual([expect.objectContaining({ pause_id: forked.body.pause_id, phase: 'after_tools', tool_calls: [] })]);
+    const running = (await get(t.base, `/conversations/${forked.body.conv_id}`)).body.turns[0].blocks;
+    expect(running.find((b: { kind: string }) => b.kind === 'tool_use')).toMatchObject({ payload: { id: 'call_0_a', result: { sum: 2 } } });
+
+    // Cancelling the source ends only the source's run.
+    expect((await post(t.base, '/chat/cancel', { conv_id: source })).body).toEqual({ ok: true, cancelled: true });
+    expect(await ws.next('run.end')).toMatchObject({ status: 'cancelled' });
+    expect((await post(t.base, '/debug/continue', { pause_id: forked.body.pause_id })).status).toBe(200);
+    expect((await fws.next('llm.final')).text).toBe('The sum is 2. Done.');
+    expect(await fws.next('run.end')).toMatchObject({ status: 'completed' });
+    await Promise.all([ws.close(), fws.close()]);
+  });
+
   it('should refuse what it cannot fork, with clear codes', async () => {
     const source = nextConv('errors');
     await runToEnd(t, source, 'hello');
@@ -128,6 +153,19 @@ describe('POST /conversations/:conv_id/fork', () => {
     expect(await fork({ turn_id: 7 })).toMatchObject({ status: 400, body: { error: { details: { fields: [expect.objectContaining({ field: 'turn_id' })] } } } });
     expect(await fork({ at: 'x' })).toMatchObject({ status: 400 });
     expect((await request(t.base, 'GET', `/conversations/${source}/fork`)).status).toBe(405);
+
+    // The turn a run is still writing cannot be copied; the whole history then is the finished turns.
+    const ws = await SemClient.connect(`${t.wsBase}/ws?conv_id=${source}&since_seq=${await lastSeq(t, source)}`);
+    const started = await post(t.base, '/chat', { prompt: 'again', conv_id: source, overrides: { step_mode: true } });
+    await ws.next('debugger.pause');
+    expect(await fork({ turn_id: started.body.turn_id })).toMatchObject({ status: 409, body: { error: { code: 'turn_running' } } });
+    const whole = await fork(undefined);
+    expect(whole.status).toBe(200);
+    const copied = (await get(t.base, `/conversations/${whole.body.conv_id}`)).body;
+    expect(copied.turns.map((turn: { id: string }) => turn.id)).toEqual([(await get(t.base, `/conversations/${source}`)).body.turns[0].id]);
+    expect(copied.running).toBe(false);
+    await post(t.base, '/chat/cancel', { conv_id: source });
+    await ws.close();
   });
 });
 
