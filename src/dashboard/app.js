@@ -117,6 +117,7 @@ async function fillPrompts() {
     state.timeline.fillPrompts(conv.turns);
     // A fork's copied turns have no frames here: draw them from their blocks.
     if (conv.forked_from) state.timeline.showHistory(conv.turns);
+    if (conv.forked_from?.pause_id) state.timeline.showCopied(conv.turns.at(-1));
   } catch {
     // Prompts are a nicety; the stream itself is what matters.
   }

@@ -4,14 +4,14 @@
 
 import { h, pretty } from './dom.js';
 
-/** One copied turn: the prompt, the model's texts, each tool call with its result. */
-export function renderHistoryTurn(turn) {
+/** A turn's blocks as the transcript shows them: the prompt, the model's texts, each tool call with its result. */
+export function renderBlocks(blocks, { withPrompt = true } = {}) {
   const results = new Map();
-  for (const block of turn.blocks ?? []) if (block.kind === 'tool_use') results.set(block.payload?.id, block.payload);
+  for (const block of blocks ?? []) if (block.kind === 'tool_use') results.set(block.payload?.id, block.payload);
   const parts = [];
-  for (const block of turn.blocks ?? []) {
+  for (const block of blocks ?? []) {
     const payload = block.payload ?? {};
-    if (block.kind === 'user') parts.push(h('div', { class: 'msg user', testid: 'history-prompt', text: payload.text ?? '' }));
+    if (block.kind === 'user' && withPrompt) parts.push(h('div', { class: 'msg user', testid: 'history-prompt', text: payload.text ?? '' }));
     if (block.kind === 'llm_text' && payload.text) parts.push(h('div', { class: 'msg assistant', testid: 'history-text', text: payload.text }));
     if (block.kind === 'tool_call') {
       const used = results.get(payload.id);
@@ -27,10 +27,15 @@ export function renderHistoryTurn(turn) {
       );
     }
   }
+  return parts;
+}
+
+/** One copied turn, as a card of its own. */
+export function renderHistoryTurn(turn) {
   return h(
     'article',
     { class: 'run history', testid: 'history-turn', data: { turnId: turn.id ?? '' } },
     h('header', { class: 'run-head' }, h('span', { class: 'run-title', text: 'Copied turn' }), h('code', { class: 'muted', text: turn.id ?? '' })),
-    h('div', { class: 'steps' }, parts),
+    h('div', { class: 'steps' }, renderBlocks(turn.blocks)),
   );
 }

@@ -2,7 +2,7 @@
 // assistant text, every tool call from request to result, pause cards, errors and usage.
 
 import { formatMs, h, keepPinned, pretty } from './dom.js';
-import { renderHistoryTurn } from './history.js';
+import { renderBlocks, renderHistoryTurn } from './history.js';
 import { createReasoningBlock } from './reasoning.js';
 
 const same = (a, b) => {
@@ -229,6 +229,8 @@ export function createTimeline(pane, { pauses, onFork }) {
       current = null;
     },
     log: (event) => {
+      // A fork's re-entered run says how many blocks of its turn were copied (see showCopied).
+      if (Number.isInteger(event.fields?.copied_blocks)) ensureRun(event).copiedBlocks = event.fields.copied_blocks;
       if (event.level !== 'warn' && event.level !== 'error') return;
       ensureRun(event).steps.append(h('div', { class: `log ${event.level}`, testid: 'log-line', text: `${event.level}: ${event.message ?? ''}` }));
     },
@@ -265,6 +267,16 @@ export function createTimeline(pane, { pauses, onFork }) {
       pane.querySelector('[data-testid="timeline-empty"]')?.remove();
       const firstRun = runs[0]?.node.isConnected ? runs[0].node : null;
       for (const turn of missing) pane.insertBefore(renderHistoryTurn(turn), firstRun);
+    },
+    /**
+     * A fork's paused run streamed only from its pause on: the copied blocks before it (the model's text
+     * and calls) go above its first frame, once.
+     */
+    showCopied(turn) {
+      const run = runs.find((candidate) => candidate.turnId === turn?.id);
+      if (!run || run.copied || run.copiedBlocks === undefined) return;
+      run.copied = h('div', { class: 'copied', testid: 'copied-blocks' }, renderBlocks(turn.blocks.slice(0, run.copiedBlocks), { withPrompt: false }));
+      run.steps.prepend(run.copied);
     },
     /** Places a card opened from ws.hello (a pause older than the replayed frames) at the end. */
     placePause(card) {

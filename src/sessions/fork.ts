@@ -101,7 +101,8 @@ async function forkAtPause(ports: ForkPorts, request: ForkRequest, pauseId: stri
       createEvent('log', state.run, now, {
         level: 'info',
         message: `forked from ${source.conv_id} at pause ${pauseId} (${pause.phase})`,
-        fields: { conv_id: source.conv_id, pause_id: pauseId, next: checkpoint.next },
+        // How many of the turn's blocks are the copy (a dashboard draws them, since their frames are the source's).
+        fields: { conv_id: source.conv_id, pause_id: pauseId, next: checkpoint.next, copied_blocks: checkpoint.blocks.length },
       }),
     );
     return state;

@@ -54,6 +54,11 @@ describe('dashboard: Fork on turns and on pending pauses', () => {
     await again.waitFor();
     expect(await again.getAttribute('data-pause-id')).not.toBe(pauseId);
     expect(await again.locator('[data-tool-call-id="call_echo"] [data-testid="pause-call-args"]').textContent()).toContain('"message": "hi"');
+    // What the model said before the pause streamed in the source: the fork draws it from the copied turn.
+    const copied = page.getByTestId('copied-blocks');
+    await copied.waitFor();
+    expect(await copied.getByTestId('history-text').allTextContents()).toEqual(['Checking.']);
+    expect(await copied.locator('[data-testid="history-tool"]').getAttribute('data-tool-call-id')).toBe('call_echo');
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/dashboard-fork-pause.png' });
 

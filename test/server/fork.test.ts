@@ -79,6 +79,7 @@ describe('POST /conversations/:conv_id/fork', () => {
     expect(again).toMatchObject({ pause_id: forked.body.pause_id, phase: 'after_inference', conv_id: fork, session_id: forked.body.session_id, tool_calls: pause.extra.tool_calls });
     expect(again.inference_id).not.toBe(pause.metadata.inference_id);
     expect(fws.sequenced.map((f) => f.type)).toEqual(['run.start', 'log', 'debugger.pause']);
+    expect(fws.sequenced[1]).toMatchObject({ level: 'info', fields: { conv_id: source, pause_id: pause.pause_id, copied_blocks: sourceBefore.turns[0].blocks.length } });
     const forkShown = (await get(t.base, `/conversations/${fork}`)).body;
     expect(forkShown).toMatchObject({ running: true, step_mode: true, forked_from: { conv_id: source, pause_id: pause.pause_id } });
     expect(forkShown.turns).toEqual(sourceBefore.turns);
