@@ -54,7 +54,10 @@ const state = {
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
 const decisions = createDecisionFeed({
   load: api.decisions,
-  target: () => (state.convId && state.deck ? { convId: state.convId, deck: state.deck } : null),
+  target: () =>
+    state.convId && state.deck
+      ? { convId: state.convId, apply: (recorded) => state.timeline.showEarlier(state.deck.record(recorded)) }
+      : null,
 });
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
@@ -141,6 +144,8 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
   fillPrompts();
+  // Decisions of pauses whose frames are not replayed (a restarted server) still show.
+  decisions.resolved();
   refreshConversations();
 }
 

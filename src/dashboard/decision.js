@@ -57,6 +57,19 @@ export function renderDecision(decision, callName = () => undefined) {
 }
 
 /**
+ * A decision whose pause has no card here: its frames are gone (a server that restarted without them,
+ * or beyond the replay buffer), while the store still has the decision. Shown compactly, above the runs.
+ */
+export function renderEarlierDecision(decision) {
+  return h(
+    'div',
+    { class: 'pause earlier', testid: 'earlier-decision', data: { pauseId: decision.pause_id, phase: decision.phase ?? '', reason: decision.reason ?? '', by: decision.by ?? '', state: 'resolved' } },
+    h('div', { class: 'pause-head' }, h('span', { class: 'pause-icon', 'aria-hidden': 'true' }), h('strong', { text: 'Earlier pause' }), h('span', { class: 'badge phase', text: String(decision.phase ?? '').replace('_', ' ') }), h('code', { class: 'muted', text: decision.pause_id }), h('span', { class: 'spacer' }), h('span', { class: 'countdown', text: decision.reason ?? '' })),
+    renderDecision(decision),
+  );
+}
+
+/**
  * Reads the conversation's decisions after `debugger.resume` frames, one request per burst (a replay
  * after a reload resumes many cards at once; the route answers them all), and hands them to the
  * current pause deck. The server records a decision before it publishes the resume, so the read
@@ -66,7 +79,7 @@ export function createDecisionFeed({ load, target }) {
   let timer = null;
   let generation = 0;
   return {
-    /** A pause was resolved (live or replayed): read the decisions soon. */
+    /** A pause was resolved (live or replayed), or the stream (re)joined: read the decisions soon. */
     resolved() {
       clearTimeout(timer);
       const asked = generation;
@@ -75,8 +88,8 @@ export function createDecisionFeed({ load, target }) {
         if (!current) return;
         try {
           const reply = await load(current.convId);
-          // Another conversation may have been picked meanwhile: its deck is not this one.
-          if (asked === generation) current.deck.record(reply.decisions);
+          // Another conversation may have been picked meanwhile: its cards are not these.
+          if (asked === generation) current.apply(reply.decisions ?? []);
         } catch {
           // The card already says who resolved it (the frame's `by`); the details come with the next resume.
         }

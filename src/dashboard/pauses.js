@@ -263,9 +263,15 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       const card = cards.get(event.pause_id ?? event.id);
       if (card?.open) card.resolve(event);
     },
-    /** Fills resolved cards with their recorded decisions (who, what was denied or edited). */
+    /** Fills resolved cards with their recorded decisions (who, what was denied or edited); returns those with no card. */
     record(decisions) {
-      for (const decision of decisions ?? []) cards.get(decision.pause_id)?.record(decision);
+      const unplaced = [];
+      for (const decision of decisions ?? []) {
+        const card = cards.get(decision.pause_id);
+        if (card) card.record(decision);
+        else unplaced.push(decision);
+      }
+      return unplaced;
     },
     /** Pauses still open here, for the header counter. */
     get openCount() {

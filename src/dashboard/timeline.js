@@ -2,6 +2,7 @@
 // assistant text, every tool call from request to result, pause cards, errors and usage.
 
 import { formatMs, h, keepPinned, pretty } from './dom.js';
+import { renderEarlierDecision } from './decision.js';
 import { renderBlocks, renderHistoryTurn } from './history.js';
 import { createReasoningBlock } from './reasoning.js';
 
@@ -209,6 +210,8 @@ export function createTimeline(pane, { pauses, onFork }) {
       tool.duration.textContent = formatMs(event.duration_ms);
     },
     'debugger.pause': (event) => {
+      // Its frames are here after all: the card replaces the compact earlier entry.
+      pane.querySelector(`[data-testid="earlier-decision"][data-pause-id="${CSS.escape(event.pause_id ?? event.id ?? '')}"]`)?.remove();
       const run = ensureRun(event);
       run.steps.append(pauses.open(event));
     },
@@ -257,6 +260,15 @@ export function createTimeline(pane, { pauses, onFork }) {
         const user = turn?.blocks?.filter((block) => block.kind === 'user').at(-1);
         showPrompt(run, textOf(user?.payload));
       }
+    },
+    /** Decisions whose pauses have no card here (their frames are gone), at the top, once each. */
+    showEarlier(decisions) {
+      const drawn = new Set([...pane.querySelectorAll('[data-testid="earlier-decision"]')].map((node) => node.dataset.pauseId));
+      const missing = decisions.filter((decision) => decision?.pause_id && !drawn.has(decision.pause_id));
+      if (missing.length === 0) return;
+      pane.querySelector('[data-testid="timeline-empty"]')?.remove();
+      const first = pane.firstElementChild;
+      for (const decision of missing) pane.insertBefore(renderEarlierDecision(decision), first);
     },
     /** Draws the turns that have no run here (a fork's copied history) above the runs, once each. */
     showHistory(turns) {

@@ -102,5 +102,7 @@ describe('dashboard: who decided each pause, and what they changed', () => {
     await page.reload();
     await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
     await expectDecisions(page, ids);
+    // Every pause came back with its frames: none is shown as a bare earlier decision.
+    expect(await page.getByTestId('earlier-decision').count()).toBe(0);
   });
 });
