@@ -50,5 +50,12 @@ describe('durable server: forks survive a restart', () => {
     expect((await conversation(second.base, 'paused')).pending_pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id })]);
     expect(d().runs()).toEqual(['slow']);
     await fws.close();
+
+    // A pause restored at start can be forked too: its checkpoint came back with it.
+    const again = await post(second.base, '/conversations/paused/fork', { pause_id: pause.pause_id });
+    expect(again.status).toBe(200);
+    expect((await conversation(second.base, again.body.conv_id)).pending_pauses).toEqual([
+      expect.objectContaining({ pause_id: again.body.pause_id, phase: 'after_inference', tool_calls: pause.extra.tool_calls }),
+    ]);
   }, 30_000);
 });
