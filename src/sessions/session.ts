@@ -173,7 +173,8 @@ class LoopSession implements Session {
   readonly session_id: string;
   readonly created_at: number;
   readonly owner?: string;
-  readonly forked_from?: ForkOrigin;
+  // Declared, not defined: only forks carry it, so other sessions (a server holds thousands) pay no slot for it.
+  declare readonly forked_from?: ForkOrigin;
   profile?: string;
   private readonly finished: Turn[] = [];
   private active: ActiveRun | undefined;
