@@ -57,6 +57,7 @@ export interface ForkPorts {
  */
 export async function forkConversation(ports: ForkPorts, request: ForkRequest): Promise<ForkResult> {
   const { source } = request;
+  if (request.pause_id !== undefined && request.turn_id !== undefined) throw new TypeError('forkConversation: give turn_id or pause_id, not both');
   if (request.pause_id !== undefined) return forkAtPause(ports, request, request.pause_id);
   const turns = source.turns();
   const finished = source.running ? turns.slice(0, -1) : turns;
