@@ -3,7 +3,7 @@
 
 import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
-import { createConversationList } from './conversations.js';
+import { createConversationList, originText } from './conversations.js';
 import { createDecisionFeed } from './decision.js';
 import { createEngineInfo } from './engine.js';
 import { createEventLog } from './eventlog.js';
@@ -129,9 +129,8 @@ async function fillPrompts() {
 // ---- the stream ---------------------------------------------------------------------------------
 
 function showMeta() {
-  const origin = state.convId && conversations.find(state.convId)?.forked_from;
-  const forked = origin ? ` · forked from ${origin.conv_id}${origin.pause_id ? ` at pause ${origin.pause_id}` : origin.turn_id ? ` at turn ${origin.turn_id}` : ''}` : '';
-  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}${forked}`;
+  const origin = originText(state.convId && conversations.find(state.convId));
+  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}${origin ? ` · ${origin}` : ''}`;
 }
 
 function onHello(hello, { clockOffsetMs, resumed }) {
@@ -193,11 +192,16 @@ function onStatus(status, detail = {}) {
   if (status === 'open') state.dropped = false;
 }
 
-function onHistoryLost() {
+/** A new pause deck and transcript for the open conversation; answers in flight for the old ones are dropped. */
+function freshView() {
   decisions.reset();
   state.deck?.dispose();
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId, fork: forkHere });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: turnFork });
+  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: (at) => forkHere(at).catch((failure) => showError(failure, 'Could not fork')) });
+}
+
+function onHistoryLost() {
+  freshView();
   eventLog.reset();
   eventLog.mark('the server restarted: replaying what it has');
   setRunning(false);
@@ -211,14 +215,8 @@ async function forkHere(at) {
   navigate(reply.conv_id);
 }
 
-function turnFork(at) {
-  forkHere(at).catch((failure) => showError(failure, 'Could not fork'));
-}
-
 function selectConversation(convId, { keepStepChoice = false } = {}) {
-  decisions.reset();
   state.connection?.close();
-  state.deck?.dispose();
   clearError();
   state.convId = convId;
   state.clockOffsetMs = 0;
@@ -230,8 +228,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   const known = convId && conversations.find(convId);
   if (!keepStepChoice) stepToggle.show(known?.step_mode);
   profiles.open(known);
-  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId, fork: forkHere });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: turnFork });
+  freshView();
   setRunning(false);
   updatePauseCount();
   if (!convId) {
