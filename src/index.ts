@@ -80,6 +80,7 @@ export { continueWith, denyWith, editCall, editWith, type ArgsOf, type PauseRef,
 export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';
+export { ForkError, type ForkErrorCode, type ForkRequest, type ForkResult } from './sessions/fork.js';
 export type { BoundaryHook } from './operators/tool-loop.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
 export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';

@@ -84,4 +84,6 @@ export const api = {
   cancel: (convId) => request('POST', '/chat/cancel', { conv_id: convId }),
   setStepMode: (convId, on) => request('POST', `/debug/step/${on ? 'enable' : 'disable'}`, { conv_id: convId }),
   decide: (body) => request('POST', '/debug/continue', body),
+  decisions: (convId) => request('GET', `/conversations/${encodeURIComponent(convId)}/decisions`),
+  fork: (convId, body) => request('POST', `/conversations/${encodeURIComponent(convId)}/fork`, body),
 };

@@ -3,7 +3,8 @@
 
 import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
-import { createConversationList } from './conversations.js';
+import { createConversationList, originText } from './conversations.js';
+import { createDecisionFeed } from './decision.js';
 import { createEngineInfo } from './engine.js';
 import { createEventLog } from './eventlog.js';
 import { createPauseDeck } from './pauses.js';
@@ -51,6 +52,13 @@ const state = {
 };
 
 const eventLog = createEventLog(ui.eventLog, ui.frameCount);
+const decisions = createDecisionFeed({
+  load: api.decisions,
+  target: () =>
+    state.convId && state.deck
+      ? { convId: state.convId, apply: (recorded) => state.timeline.showEarlier(state.deck.record(recorded)) }
+      : null,
+});
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
 
 const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
@@ -108,7 +116,11 @@ async function fillPrompts() {
   const convId = state.convId;
   try {
     const conv = await api.getConversation(convId);
-    if (state.convId === convId) state.timeline.fillPrompts(conv.turns);
+    if (state.convId !== convId) return;
+    state.timeline.fillPrompts(conv.turns);
+    // A fork's copied turns have no frames here: draw them from their blocks.
+    if (conv.forked_from) state.timeline.showHistory(conv.turns);
+    if (conv.forked_from?.pause_id) state.timeline.showCopied(conv.turns.at(-1));
   } catch {
     // Prompts are a nicety; the stream itself is what matters.
   }
@@ -117,7 +129,8 @@ async function fillPrompts() {
 // ---- the stream ---------------------------------------------------------------------------------
 
 function showMeta() {
-  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}`;
+  const origin = originText(state.convId && conversations.find(state.convId));
+  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}${origin ? ` · ${origin}` : ''}`;
 }
 
 function onHello(hello, { clockOffsetMs, resumed }) {
@@ -129,6 +142,9 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
   for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
+  fillPrompts();
+  // Decisions of pauses whose frames are not replayed (a restarted server) still show.
+  decisions.resolved();
   refreshConversations();
 }
 
@@ -150,6 +166,7 @@ function onFrame(event) {
       break;
     case 'debugger.resume':
       if (event.reason === 'disabled') stepToggle.show(false);
+      decisions.resolved();
       break;
     default:
   }
@@ -175,19 +192,31 @@ function onStatus(status, detail = {}) {
   if (status === 'open') state.dropped = false;
 }
 
-function onHistoryLost() {
+/** A new pause deck and transcript for the open conversation; answers in flight for the old ones are dropped. */
+function freshView() {
+  decisions.reset();
   state.deck?.dispose();
-  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
+  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId, fork: forkHere });
+  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: (at) => forkHere(at).catch((failure) => showError(failure, 'Could not fork')) });
+}
+
+function onHistoryLost() {
+  freshView();
   eventLog.reset();
   eventLog.mark('the server restarted: replaying what it has');
   setRunning(false);
   updatePauseCount();
 }
 
+/** Forks the open conversation (at a turn or a pause) and opens the fork; the pause card shows a refusal. */
+async function forkHere(at) {
+  const reply = await api.fork(state.convId, at);
+  refreshConversations();
+  navigate(reply.conv_id);
+}
+
 function selectConversation(convId, { keepStepChoice = false } = {}) {
   state.connection?.close();
-  state.deck?.dispose();
   clearError();
   state.convId = convId;
   state.clockOffsetMs = 0;
@@ -199,8 +228,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   const known = convId && conversations.find(convId);
   if (!keepStepChoice) stepToggle.show(known?.step_mode);
   profiles.open(known);
-  state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck });
+  freshView();
   setRunning(false);
   updatePauseCount();
   if (!convId) {

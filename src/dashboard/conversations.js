@@ -24,12 +24,14 @@ export function createConversationList(list, { onPick }) {
               type: 'button',
               class: `conv${conv.conv_id === selected ? ' selected' : ''}`,
               testid: 'conversation-item',
-              data: { convId: conv.conv_id, running: String(Boolean(conv.running)), stepMode: String(Boolean(conv.step_mode)) },
+              data: { convId: conv.conv_id, running: String(Boolean(conv.running)), stepMode: String(Boolean(conv.step_mode)), profile: conv.profile ?? '' },
               on: { click: () => onPick(conv.conv_id) },
             },
             h('span', { class: `dot ${conv.running ? 'live' : ''}`, title: conv.running ? 'running' : 'idle' }),
             h('span', { class: 'conv-id', text: conv.conv_id }),
             conv.step_mode ? h('span', { class: 'badge step', text: 'step' }) : null,
+            conv.profile ? h('span', { class: 'badge profile', testid: 'conv-profile', title: 'started with this profile', text: conv.profile }) : null,
+            conv.forked_from ? h('span', { class: 'badge fork', testid: 'conv-fork', title: originText(conv), text: 'fork' }) : null,
             h('span', { class: 'conv-time muted', text: createdAt(conv.created_at) }),
           ),
         ),
@@ -50,6 +52,14 @@ export function createConversationList(list, { onPick }) {
       return items.find((conv) => conv.conv_id === convId);
     },
   };
+}
+
+/** Where a fork came from, in words ('' for a conversation that is not a fork). */
+export function originText(conv) {
+  const origin = conv?.forked_from;
+  if (!origin) return '';
+  const at = origin.pause_id ? ` at pause ${origin.pause_id}` : origin.turn_id ? ` at turn ${origin.turn_id}` : '';
+  return `forked from ${origin.conv_id}${at}`;
 }
 
 function createdAt(value) {

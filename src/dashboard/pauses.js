@@ -3,6 +3,7 @@
 // debugger.resume arrives, so every dashboard on the conversation closes it at the same moment.
 
 import { ApiError } from './api.js';
+import { renderDecision } from './decision.js';
 import { formatClock, h, pretty } from './dom.js';
 
 const REASON_TEXT = {
@@ -42,7 +43,7 @@ const formatRemaining = (ms) => {
  * Manages the cards. `decide(body)` posts a decision; `serverNow()` is the browser clock corrected
  * by the hello's server_time, so countdowns agree across machines whose clocks disagree.
  */
-export function createPauseDeck({ decide, serverNow, convId }) {
+export function createPauseDeck({ decide, serverNow, convId, fork }) {
   const cards = new Map();
 
   const tick = () => {
@@ -58,6 +59,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
     const bar = h('div', { class: 'bar' });
     const error = h('div', { class: 'inline-error', testid: 'pause-error', role: 'alert', hidden: true });
     const resolution = h('div', { class: 'resolution', testid: 'pause-resolution', hidden: true });
+    const decided = h('div', { class: 'decision-slot' });
     const reason = h('input', { class: 'input', type: 'text', placeholder: 'reason the model will see', testid: 'deny-reason' });
     const calls = pause.tool_calls.map((call) => {
       const select = h('input', { type: 'checkbox', checked: true, testid: 'deny-select', data: { toolCallId: call.id } });
@@ -94,11 +96,20 @@ export function createPauseDeck({ decide, serverNow, convId }) {
       h(
         'div',
         { class: 'pause-actions' },
-        h('span', { class: 'only-view' }, button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' })), isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny')) : null, isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit')) : null),
+        h(
+          'span',
+          { class: 'only-view' },
+          button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' })),
+          isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny')) : null,
+          isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit')) : null,
+          // A new conversation paused here again, to decide differently there; this pause stays as it is.
+          fork ? button('Fork', 'pause-fork', 'ghost fork', () => forkHere()) : null,
+        ),
         h('span', { class: 'only-deny' }, button('Deny selected', 'deny-submit', 'danger', () => submitDeny()), button('Back', 'deny-back', 'ghost', () => setMode('view'))),
         h('span', { class: 'only-edit' }, button('Run with edits', 'edit-submit', 'primary', () => submitEdit()), button('Back', 'edit-back', 'ghost', () => setMode('view'))),
       ),
       resolution,
+      decided,
     );
 
     const showError = (message) => {
@@ -130,6 +141,15 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         // Issues already shown under their editors need not be repeated in the card's message.
         showError(failure instanceof ApiError ? (placed ? failure.message : failure.describe()) : String(failure?.message ?? failure));
         setBusy(false);
+      }
+    }
+
+    async function forkHere() {
+      showError('');
+      try {
+        await fork({ pause_id: pause.pause_id });
+      } catch (failure) {
+        showError(failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure));
       }
     }
 
@@ -205,6 +225,7 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         card.open = false;
         node.dataset.state = 'resolved';
         node.dataset.reason = event.reason ?? '';
+        node.dataset.by = event.by ?? '';
         node.dataset.mode = 'view';
         showError('');
         for (const b of buttons) b.disabled = true;
@@ -214,6 +235,12 @@ export function createPauseDeck({ decide, serverNow, convId }) {
         title.textContent = 'Resumed';
         countdown.textContent = event.reason ?? 'resolved';
         countdown.classList.remove('urgent');
+      },
+      /** Shows the recorded decision (GET /conversations/:id/decisions); the latest record wins. */
+      record(decision) {
+        node.dataset.by = decision.by ?? node.dataset.by ?? '';
+        node.dataset.decided = 'true';
+        decided.replaceChildren(renderDecision(decision, (id) => pause.tool_calls.find((call) => call.id === id)?.name));
       },
     };
     card.render(serverNow());
@@ -235,6 +262,16 @@ export function createPauseDeck({ decide, serverNow, convId }) {
     resolve(event) {
       const card = cards.get(event.pause_id ?? event.id);
       if (card?.open) card.resolve(event);
+    },
+    /** Fills resolved cards with their recorded decisions (who, what was denied or edited); returns those with no card. */
+    record(decisions) {
+      const unplaced = [];
+      for (const decision of decisions ?? []) {
+        const card = cards.get(decision.pause_id);
+        if (card) card.record(decision);
+        else unplaced.push(decision);
+      }
+      return unplaced;
     },
     /** Pauses still open here, for the header counter. */
     get openCount() {

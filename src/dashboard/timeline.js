@@ -2,6 +2,8 @@
 // assistant text, every tool call from request to result, pause cards, errors and usage.
 
 import { formatMs, h, keepPinned, pretty } from './dom.js';
+import { renderEarlierDecision } from './decision.js';
+import { renderBlocks, renderHistoryTurn } from './history.js';
 import { createReasoningBlock } from './reasoning.js';
 
 const same = (a, b) => {
@@ -14,8 +16,10 @@ const same = (a, b) => {
 
 const shortId = (id) => (typeof id === 'string' && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
 
-function createRun(event) {
+function createRun(event, onFork) {
   const status = h('span', { class: 'badge running', testid: 'run-status', text: 'running' });
+  // Shown once the run ended: a fork copies finished turns (a running one is forked at its pauses).
+  const fork = onFork && event.turn_id ? h('button', { type: 'button', class: 'btn ghost small fork', testid: 'turn-fork', title: 'a new conversation with the history up to this turn', hidden: true, text: 'Fork', on: { click: () => onFork({ turn_id: event.turn_id }) } }) : null;
   const prompt = h('div', { class: 'msg user', testid: 'user-prompt', hidden: true });
   const steps = h('div', { class: 'steps' });
   const usage = h('div', { class: 'usage', testid: 'run-usage' });
@@ -30,13 +34,14 @@ function createRun(event) {
       h('code', { class: 'muted', title: event.inference_id ?? '', text: shortId(event.inference_id) }),
       h('span', { class: 'spacer' }),
       status,
+      fork,
     ),
     prompt,
     steps,
     error,
     h('footer', { class: 'run-foot' }, usage),
   );
-  return { node, status, prompt, steps, usage, error, tools: new Map(), message: null, tokens: { input: 0, output: 0 }, turnId: event.turn_id };
+  return { node, status, fork, prompt, steps, usage, error, tools: new Map(), message: null, tokens: { input: 0, output: 0 }, turnId: event.turn_id };
 }
 
 function createToolCard(event) {
@@ -62,7 +67,7 @@ function setState(tool, name, label = name) {
 }
 
 /** Creates the transcript inside `pane`. `pauses` places and resolves pause cards (see pauses.js). */
-export function createTimeline(pane, { pauses }) {
+export function createTimeline(pane, { pauses, onFork }) {
   let runs = [];
   let current = null;
   let pendingPrompt = null;
@@ -79,7 +84,9 @@ export function createTimeline(pane, { pauses }) {
 
   const startRun = (event) => {
     pane.querySelector('[data-testid="timeline-empty"]')?.remove();
-    current = createRun(event);
+    // A turn drawn from its blocks before its frames arrived (a fork's paused turn): the frames win.
+    if (event.turn_id) pane.querySelector(`[data-testid="history-turn"][data-turn-id="${CSS.escape(event.turn_id)}"]`)?.remove();
+    current = createRun(event, onFork);
     runs.push(current);
     if (pendingPrompt !== null) {
       showPrompt(current, pendingPrompt);
@@ -203,6 +210,8 @@ export function createTimeline(pane, { pauses }) {
       tool.duration.textContent = formatMs(event.duration_ms);
     },
     'debugger.pause': (event) => {
+      // Its frames are here after all: the card replaces the compact earlier entry.
+      pane.querySelector(`[data-testid="earlier-decision"][data-pause-id="${CSS.escape(event.pause_id ?? event.id ?? '')}"]`)?.remove();
       const run = ensureRun(event);
       run.steps.append(pauses.open(event));
     },
@@ -219,9 +228,12 @@ export function createTimeline(pane, { pauses }) {
         run.error.hidden = false;
       }
       if (run.message) run.message.node.classList.remove('streaming');
+      if (run.fork) run.fork.hidden = false;
       current = null;
     },
     log: (event) => {
+      // A fork's re-entered run says how many blocks of its turn were copied (see showCopied).
+      if (Number.isInteger(event.fields?.copied_blocks)) ensureRun(event).copiedBlocks = event.fields.copied_blocks;
       if (event.level !== 'warn' && event.level !== 'error') return;
       ensureRun(event).steps.append(h('div', { class: `log ${event.level}`, testid: 'log-line', text: `${event.level}: ${event.message ?? ''}` }));
     },
@@ -248,6 +260,35 @@ export function createTimeline(pane, { pauses }) {
         const user = turn?.blocks?.filter((block) => block.kind === 'user').at(-1);
         showPrompt(run, textOf(user?.payload));
       }
+    },
+    /** Decisions whose pauses have no card here (their frames are gone), at the top, once each. */
+    showEarlier(decisions) {
+      const drawn = new Set([...pane.querySelectorAll('[data-testid="earlier-decision"]')].map((node) => node.dataset.pauseId));
+      const missing = decisions.filter((decision) => decision?.pause_id && !drawn.has(decision.pause_id));
+      if (missing.length === 0) return;
+      pane.querySelector('[data-testid="timeline-empty"]')?.remove();
+      const first = pane.firstElementChild;
+      for (const decision of missing) pane.insertBefore(renderEarlierDecision(decision), first);
+    },
+    /** Draws the turns that have no run here (a fork's copied history) above the runs, once each. */
+    showHistory(turns) {
+      const streamed = new Set(runs.map((run) => run.turnId));
+      const drawn = new Set([...pane.querySelectorAll('[data-testid="history-turn"]')].map((node) => node.dataset.turnId));
+      const missing = (turns ?? []).filter((turn) => turn?.id && !streamed.has(turn.id) && !drawn.has(turn.id));
+      if (missing.length === 0) return;
+      pane.querySelector('[data-testid="timeline-empty"]')?.remove();
+      const firstRun = runs[0]?.node.isConnected ? runs[0].node : null;
+      for (const turn of missing) pane.insertBefore(renderHistoryTurn(turn), firstRun);
+    },
+    /**
+     * A fork's paused run streamed only from its pause on: the copied blocks before it (the model's text
+     * and calls) go above its first frame, once.
+     */
+    showCopied(turn) {
+      const run = runs.find((candidate) => candidate.turnId === turn?.id);
+      if (!run || run.copied || run.copiedBlocks === undefined) return;
+      run.copied = h('div', { class: 'copied', testid: 'copied-blocks' }, renderBlocks(turn.blocks.slice(0, run.copiedBlocks), { withPrompt: false }));
+      run.steps.prepend(run.copied);
     },
     /** Places a card opened from ws.hello (a pause older than the replayed frames) at the end. */
     placePause(card) {

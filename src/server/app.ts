@@ -10,6 +10,7 @@ import { chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
 import { debugRoutes } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
+import { forkRoutes } from './routes-fork.js';
 import type { Store } from '../core/store.js';
 import { createProfileTable, type Profile } from './profiles.js';
 import { profileRoutes } from './routes-profiles.js';
@@ -61,6 +62,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/conversations', 'GET'],
   ['/conversations/:conv_id', 'GET'],
   ['/conversations/:conv_id/decisions', 'GET'],
+  ['/conversations/:conv_id/fork', 'POST'],
   ['/hydrate', 'GET'],
   ['/debug/step/enable', 'POST'],
   ['/debug/step/disable', 'POST'],
@@ -122,6 +124,7 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
   app.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
+  app.use(forkRoutes(context));
   app.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
   });

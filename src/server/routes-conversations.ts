@@ -36,6 +36,7 @@ export function conversationRoutes(context: ServerContext): Router {
         step_mode: controller.isEnabled(session.session_id),
         created_at: session.created_at,
         profile: session.profile ?? null,
+        ...(session.forked_from ? { forked_from: session.forked_from } : {}),
       }));
     res.json({ conversations });
   });
@@ -49,6 +50,7 @@ export function conversationRoutes(context: ServerContext): Router {
       running: session.running,
       step_mode: controller.isEnabled(session.session_id),
       profile: session.profile ?? null,
+      ...(session.forked_from ? { forked_from: session.forked_from } : {}),
       turns: session.turns().map((turn) => ({ id: turn.id, blocks: turn.blocks })),
       pending_pauses: controller.pending(session.session_id),
     });

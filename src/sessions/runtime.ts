@@ -8,12 +8,13 @@ import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
-import type { StepSetting, Store, StoredConversation, StoredPause } from '../core/store.js';
+import type { ForkOrigin, StepSetting, Store, StoredConversation, StoredPause } from '../core/store.js';
 import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
 import { traceRuns } from '../telemetry/run-spans.js';
+import { forkConversation, type ForkRequest, type ForkResult } from './fork.js';
 import { createRetention, type RetentionConfig } from './retention.js';
 import { recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
 import { createSession, type Session, type SessionChoices, type SessionSettings, type ToolList } from './session.js';
@@ -77,6 +78,7 @@ export interface StepwiseConfig {
 export interface OpenSessionOptions extends SessionChoices {
   readonly conv_id?: string;
   readonly owner?: string;
+  readonly forked_from?: ForkOrigin;
 }
 
 /** The owner of every session: holds them and disposes them. */
@@ -106,6 +108,8 @@ export interface Stepwise {
    * before serving. Paused runs pause again with the same pause id and deadline.
    */
   recover(options?: RecoverOptions): Promise<RecoveryReport>;
+  /** A new conversation copied from another up to a turn or a pending pause (SPEC §8); see `forkConversation`. */
+  fork(request: ForkRequest): Promise<ForkResult>;
   /** Cancels every run and drops every session. Idempotent. */
   dispose(): void;
   /**
@@ -236,15 +240,15 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   };
   /** A stored conversation's session as it was: same ids, owner, profile, step mode and engine state. */
   const reopen = (conversation: StoredConversation, choices: SessionChoices | undefined): Session => {
-    const { conv_id, session_id, created_at, owner, profile } = conversation;
-    const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }) };
+    const { conv_id, session_id, created_at, owner, profile, forked_from } = conversation;
+    const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }), ...(forked_from === undefined ? {} : { forked_from }) };
     const session = createSession(ports, identity, settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
     if (conversation.step.enabled) core.enable(session_id);
     if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conv_id, conversation.engine_state);
     return admit(session);
   };
   const registryOfSessions: SessionRegistry = {
-    open: ({ conv_id, owner, ...choices } = {}) => {
+    open: ({ conv_id, owner, forked_from, ...choices } = {}) => {
       if (disposed) throw new Error('this stepwise runtime was disposed');
       const existing = conv_id === undefined ? undefined : sessions.get(conv_id);
       if (existing) return existing;
@@ -253,6 +257,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         session_id: ids.next('sess'),
         created_at: scheduler.now(),
         ...(owner === undefined ? {} : { owner }),
+        ...(forked_from === undefined ? {} : { forked_from }),
       };
       const session = admit(createSession(ports, identity, settings, choices));
       writer.conversation(session, stepOf(session.session_id));
@@ -282,6 +287,17 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       const recoveryPorts = { loop: ports, reopen, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
       return recoverFrom(snapshot, recoveryPorts, options);
     },
+    fork: (request) =>
+      forkConversation(
+        {
+          loop: ports,
+          controller,
+          store,
+          open: (identity, choices) => registryOfSessions.open({ ...identity, ...choices }),
+          restoreEngine: (convId, state, choices) => (choices?.engine ?? config.engine).restore?.(convId, state),
+        },
+        request,
+      ),
     dispose: () => {
       if (disposed) return;
       disposed = true;

@@ -1,7 +1,7 @@
 import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Block, Turn } from '../core/turns.js';
-import type { RunCheckpoint } from '../core/store.js';
+import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import { createRun$, type RunResult } from './run.js';
@@ -83,6 +83,8 @@ export interface SessionIdentity {
   readonly created_at: number;
   /** The user who created it, when auth is on. */
   readonly owner?: string;
+  /** Where it was forked from (SPEC §8), when it is a fork. */
+  readonly forked_from?: ForkOrigin;
 }
 
 /** A conversation's one session: its turns, its single active run, cancel. */
@@ -171,6 +173,8 @@ class LoopSession implements Session {
   readonly session_id: string;
   readonly created_at: number;
   readonly owner?: string;
+  // Declared, not defined: only forks carry it, so other sessions (a server holds thousands) pay no slot for it.
+  declare readonly forked_from?: ForkOrigin;
   profile?: string;
   private readonly finished: Turn[] = [];
   private active: ActiveRun | undefined;
@@ -186,6 +190,7 @@ class LoopSession implements Session {
     this.session_id = identity.session_id;
     this.created_at = identity.created_at;
     if (identity.owner !== undefined) this.owner = identity.owner;
+    if (identity.forked_from !== undefined) this.forked_from = identity.forked_from;
   }
 
   get running(): boolean {

@@ -45,6 +45,7 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
         step,
         ...(session.owner === undefined ? {} : { owner: session.owner }),
         ...(session.profile === undefined ? {} : { profile: session.profile }),
+        ...(session.forked_from === undefined ? {} : { forked_from: session.forked_from }),
       }),
     step: (convId, step) => store.setStep(convId, step),
     boundary: (state, next, profile, pending) => {

@@ -76,6 +76,9 @@ describe('dashboard: the profile picker', () => {
     // The conversation keeps its profile: the picker shows it and cannot change it.
     expect(await picker.isDisabled()).toBe(true);
     expect(await picker.inputValue()).toBe('support');
+    // The sidebar shows the profile it was started with.
+    const item = page.locator(`[data-testid="conversation-item"][data-conv-id="${convId}"]`);
+    await expect.poll(() => item.getByTestId('conv-profile').textContent()).toBe('support');
 
     // A second prompt in the same conversation goes to plain /chat and still runs on the profile.
     expect(await send(page, 'more please')).toBe('/chat');
