@@ -1,5 +1,17 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { defineTool, type Tool } from '../tools/define-tool.js';
+
+/**
+ * The two calls stepwise makes on an MCP client: an official SDK `Client` fits. Said structurally so
+ * the published types do not pull in the SDK's (which need the DOM's fetch types).
+ */
+export interface McpClientLike {
+  listTools(params?: { cursor?: string }, options?: { timeout?: number }): Promise<{ tools: unknown[]; nextCursor?: string }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    resultSchema?: undefined,
+    options?: { signal?: AbortSignal; timeout?: number },
+  ): Promise<unknown>;
+}
 
 /** What `tools/list` says of one tool (the fields stepwise uses). */
 export interface McpToolListing {
@@ -31,12 +43,12 @@ const ALWAYS_UP: McpLiveness = { down: () => undefined };
 const NO_SDK_TIMEOUT_MS = 2_147_483_647;
 
 /** Every tool of a connected client (all pages of `tools/list`), as ordinary stepwise tools. */
-export async function mcpToolsOf(client: Client, liveness?: McpLiveness): Promise<Tool[]> {
+export async function mcpToolsOf(client: McpClientLike, liveness?: McpLiveness): Promise<Tool[]> {
   return (await listMcpTools(client)).map((listing) => toMcpTool(client, listing, liveness));
 }
 
 /** `tools/list`, every page. */
-export async function listMcpTools(client: Client, timeout?: number): Promise<McpToolListing[]> {
+export async function listMcpTools(client: McpClientLike, timeout?: number): Promise<McpToolListing[]> {
   const listings: McpToolListing[] = [];
   let cursor: string | undefined;
   do {
@@ -54,7 +66,7 @@ export async function listMcpTools(client: Client, timeout?: number): Promise<Mc
  * handled by the run's error policy like a throw. Reading or idempotent tools (by their annotations)
  * may run again after a restart. Once `liveness` says the server is gone the tool is no longer offered.
  */
-export function toMcpTool(client: Client, listing: McpToolListing, liveness: McpLiveness = ALWAYS_UP): Tool {
+export function toMcpTool(client: McpClientLike, listing: McpToolListing, liveness: McpLiveness = ALWAYS_UP): Tool {
   const { annotations } = listing;
   return defineTool({
     name: listing.name,
