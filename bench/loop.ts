@@ -43,17 +43,22 @@ export interface LoopBenchConfig {
 const DEFAULT_LOOP_BENCH = Object.freeze({ steps: 15, realisticSteps: 10, runsPerSample: 4, rounds: 300, warmupRounds: 40 });
 
 type Sampler = (round: number) => Promise<number>;
+interface SamplerRuntime {
+  readonly store?: Store;
+  readonly tracer?: null;
+}
 type Loop = (engine: Engine, tool: Tool, convId: string, max: number) => Promise<number>;
 
 /**
  * stepwise: a fresh runtime per sample (built outside the timed span) so hub buffers and sessions
  * of earlier samples do not pile up; timed from `start()` to the awaited result and the store's
  * commit of what the runs wrote. With `openInSpan`, each run's session is opened inside the timed
- * span too. `store`: the runtime's store (default a memory store per runtime).
+ * span too. `runtime.store`: the runtime's store (default a memory store per runtime);
+ * `runtime.tracer: null`: no tracing subscription at all (the default traces to OpenTelemetry's no-op).
  */
-function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number, openInSpan = false, store?: Store): Sampler {
+function stepwiseSampler(lib: StepwiseLib, tool: Tool, steps: number, runs: number, openInSpan = false, runtime: SamplerRuntime = {}): Sampler {
   return async () => {
-    const sw = lib.createStepwise({ engine: createStepEngine(lib, steps), tools: [tool], maxIterations: steps + 10, ...(store ? { store } : {}) });
+    const sw = lib.createStepwise({ engine: createStepEngine(lib, steps), tools: [tool], maxIterations: steps + 10, ...runtime });
     let delivered = 0;
     const subscription = sw.hub.events$.subscribe(() => {
       delivered += 1;
@@ -139,16 +144,19 @@ async function sampleLoops(lib: StepwiseLib, cases: LoopCases): Promise<BenchEnt
     realisticRx: baselineSampler(lib, asyncTool, realisticSteps, runsPerSample, (engine, t, convId, max) =>
       lastValueFrom(runBareRxLoopAsync(engine, t, convId, max)),
     ),
-    ...(sqlite ? { sqlite: stepwiseSampler(lib, tool, steps, runsPerSample, false, sqlite) } : {}),
+    ...(sqlite ? { sqlite: stepwiseSampler(lib, tool, steps, runsPerSample, false, { store: sqlite }) } : {}),
+    untraced: stepwiseSampler(lib, tool, steps, runsPerSample, false, { tracer: null }),
   };
   const chosen = Object.fromEntries(Object.entries(samplers).filter(([name]) => !only || only.includes(name))) as Record<string, Sampler>;
   const figures: Partial<Record<keyof typeof samplers, number>> = await sampleInterleaved(chosen, rounds, warmupRounds);
   if (only) return Object.entries(figures).map(([name, value]) => entry(name, value, 'µs'));
-  const { stepwise = NaN, rx, plain, realistic = NaN, realisticRx } = figures;
+  const { stepwise = NaN, rx, plain, realistic = NaN, realisticRx, untraced } = figures;
   return [
     entry('loop_step', stepwise, 'µs', rx),
     entry('loop_step_plain', stepwise, 'µs', plain),
     entry('loop_step_realistic', realistic, 'µs', realisticRx),
     ...(figures.sqlite === undefined ? [] : [entry('loop_step_sqlite', figures.sqlite, 'µs', stepwise)]),
+    // Issue 13: tracing to OpenTelemetry's no-op (no SDK registered) against no tracing at all.
+    entry('loop_step_otel_noop', stepwise, 'µs', untraced),
   ];
 }
