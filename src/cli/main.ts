@@ -18,9 +18,7 @@ import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type Se
 import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';
-import { startMcpServers } from './mcp-file.js';
 import { announceToRuns } from '../sessions/announce.js';
-import { exportTracesFromEnv } from '../telemetry/otlp-export.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -64,11 +62,12 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     );
   }
   const script = options.script ? await loadScript(options.script) : undefined;
-  const { engine, scripted } = buildEngine(options, env, script, {});
+  const { engine, scripted } = await buildEngine(options, env, script, {});
   const ownTools = await chooseTools(options, scripted);
-  const mcp = options.mcp ? await startMcpServers(options.mcp, ownTools) : undefined;
+  // MCP's SDK and OpenTelemetry's are imported only when asked for: they took 0.5-1 s of every start (`restart_recover`).
+  const mcp = options.mcp ? await (await import('./mcp-file.js')).startMcpServers(options.mcp, ownTools) : undefined;
   const tools = [...ownTools, ...(mcp?.tools ?? [])];
-  const profileEngine: ProfileEngineOf = (choice, slug) => buildEngine(options, env, script, choice, slug).engine;
+  const profileEngine: ProfileEngineOf = async (choice, slug) => (await buildEngine(options, env, script, choice, slug)).engine;
   const profiles = options.profiles ? await loadProfiles(options.profiles, tools, profileEngine) : [];
   const runtime: StepwiseConfig = {
     engine,
@@ -84,7 +83,10 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
   const store = openServerStore(options, env);
   // Registered before the runtime starts, so its first run is traced.
-  const traces = exportTracesFromEnv(env);
+  const traces =
+    (env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? env['OTEL_EXPORTER_OTLP_ENDPOINT'])
+      ? (await import('../telemetry/otlp-export.js')).exportTracesFromEnv(env)
+      : undefined;
   if (traces) console.log(`traces: exported over OTLP to ${traces.endpoint}`);
   const stopEdges = async (): Promise<void> => {
     await mcp?.close();
@@ -189,12 +191,12 @@ interface BuiltEngine {
  * The server's engine, or a profile's (`choice` from its `engine` and `model`, on top of the flags).
  * Says what it picked and why. Scripted engines play `--script` when given, else the demo script.
  */
-function buildEngine(options: ServeOptions, env: Env, script: Script | undefined, choice: EngineChoices, slug?: string): BuiltEngine {
+async function buildEngine(options: ServeOptions, env: Env, script: Script | undefined, choice: EngineChoices, slug?: string): Promise<BuiltEngine> {
   const who = slug === undefined ? '' : `profile ${slug}: `;
   const model = choice.model ?? options.model;
   let selection: EngineSelection;
   try {
-    selection = selectEngine({
+    selection = await selectEngine({
       engine: choice.engine ?? options.engine,
       env,
       ...(model ? { model } : {}),
@@ -235,14 +237,14 @@ async function chooseTools(options: ServeOptions, scripted: boolean): Promise<To
 }
 
 type EngineChoices = { readonly engine?: EngineChoice; readonly model?: string };
-type ProfileEngineOf = (choice: EngineChoices, slug: string) => Engine;
+type ProfileEngineOf = (choice: EngineChoices, slug: string) => Promise<Engine>;
 
 /** `--profiles FILE`: checked against the server's tools, each profile's own engine built now. */
 async function loadProfiles(file: string, tools: readonly Tool[], engineOf: ProfileEngineOf): Promise<Profile[]> {
   const entries = await readProfilesFile(file, tools.map((tool) => tool.name));
   const profiles = await toProfiles(entries, async (choice, slug) => {
     try {
-      return engineOf(choice, slug);
+      return await engineOf(choice, slug);
     } catch (error) {
       throw new Error(`--profiles ${file}: ${(error as Error).message}`);
     }

@@ -1,7 +1,4 @@
-import { createAnthropicEngine, ANTHROPIC_DEFAULTS } from './anthropic.js';
 import type { Engine } from '../core/engine.js';
-import { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS } from './openai-chat.js';
-import { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS } from './openai-responses.js';
 
 export type EngineChoice = 'auto' | 'scripted' | 'openai' | 'openai-responses' | 'anthropic';
 export const ENGINE_CHOICES: readonly EngineChoice[] = Object.freeze(['auto', 'scripted', 'openai', 'openai-responses', 'anthropic']);
@@ -34,8 +31,10 @@ export const LOCAL_SERVER_API_KEY = 'not-needed';
  * SPEC §4 `--engine`: `auto` picks OpenAI when `OPENAI_API_KEY` is set, else Anthropic when
  * `ANTHROPIC_API_KEY` is set, else the scripted demo. An explicit provider without a key fails,
  * except OpenAI engines given a base URL (a local compatible server needs no key).
+ * A provider's module (and its SDK) is imported only when that provider is picked: the SDKs took
+ * 0.7-1 s of every start (`restart_recover`), the scripted demo included.
  */
-export function selectEngine(config: SelectEngineConfig): EngineSelection {
+export async function selectEngine(config: SelectEngineConfig): Promise<EngineSelection> {
   if (!ENGINE_CHOICES.includes(config.engine)) {
     throw new Error(`unknown engine "${String(config.engine)}"; expected one of ${ENGINE_CHOICES.join(', ')}`);
   }
@@ -58,26 +57,35 @@ export function selectEngine(config: SelectEngineConfig): EngineSelection {
   }
 }
 
-function openai(config: SelectEngineConfig, kind: 'openai' | 'openai-responses', why: string): EngineSelection {
+async function openai(config: SelectEngineConfig, kind: 'openai' | 'openai-responses', why: string): Promise<EngineSelection> {
   const baseURL = nonEmpty(config.baseUrl) ?? nonEmpty(config.env['OPENAI_BASE_URL']);
   const key = nonEmpty(config.env['OPENAI_API_KEY']);
   if (!key && !baseURL) {
     throw new Error(`--engine ${kind} needs OPENAI_API_KEY in the environment (or --base-url for a local compatible server)`);
   }
   const apiKey = key ?? LOCAL_SERVER_API_KEY;
-  const defaults = kind === 'openai' ? OPENAI_CHAT_DEFAULTS : OPENAI_RESPONSES_DEFAULTS;
-  const model = config.model ?? defaults.model;
-  const common = { apiKey, baseURL, model, maxRetries: config.maxRetries };
-  const engine = kind === 'openai' ? createOpenAIChatEngine(common) : createOpenAIResponsesEngine(common);
+  const common = { apiKey, baseURL, maxRetries: config.maxRetries };
+  let engine: Engine;
+  let model: string;
+  if (kind === 'openai') {
+    const { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS } = await import('./openai-chat.js');
+    model = config.model ?? OPENAI_CHAT_DEFAULTS.model;
+    engine = createOpenAIChatEngine({ ...common, model });
+  } else {
+    const { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS } = await import('./openai-responses.js');
+    model = config.model ?? OPENAI_RESPONSES_DEFAULTS.model;
+    engine = createOpenAIResponsesEngine({ ...common, model });
+  }
   const api = kind === 'openai' ? 'OpenAI Chat Completions' : 'OpenAI Responses';
   const where = baseURL ? ` at ${baseURL}` : '';
   const keyNote = key ? '' : ' (no OPENAI_API_KEY: sending a placeholder key)';
   return { kind, engine, reason: `${why}: using ${api}${where}, model ${model}${keyNote}` };
 }
 
-function anthropic(config: SelectEngineConfig, why: string): EngineSelection {
+async function anthropic(config: SelectEngineConfig, why: string): Promise<EngineSelection> {
   const apiKey = nonEmpty(config.env['ANTHROPIC_API_KEY']);
   if (!apiKey) throw new Error('--engine anthropic needs ANTHROPIC_API_KEY in the environment');
+  const { createAnthropicEngine, ANTHROPIC_DEFAULTS } = await import('./anthropic.js');
   const baseURL = nonEmpty(config.baseUrl) ?? nonEmpty(config.env['ANTHROPIC_BASE_URL']);
   const model = config.model ?? ANTHROPIC_DEFAULTS.model;
   const engine = createAnthropicEngine({ apiKey, baseURL, model, maxRetries: config.maxRetries });

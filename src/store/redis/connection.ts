@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
 import { StoreError, StoreUnavailableError } from '../../core/store-errors.js';
 
 /** How the store's connections behave when Redis goes away. */
@@ -53,6 +54,9 @@ export function printableUrl(url: string): string {
 }
 
 export function createConnection(config: ConnectionConfig): Connection {
+  // Loaded when a Redis store is opened, not when the CLI imports this module: ioredis took 0.3-0.5 s
+  // of every start (`restart_recover`), SQLite's included. `require` keeps the store's creation synchronous.
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   const where = printableUrl(config.url);
   const options: RedisOptions = {
     // Commands wait in ioredis's offline queue only until the next failed attempt: with 0 retries per
@@ -65,7 +69,7 @@ export function createConnection(config: ConnectionConfig): Connection {
     ...(config.commandTimeoutMs > 0 ? { commandTimeout: config.commandTimeoutMs } : {}),
     lazyConnect: false,
   };
-  const client = new Redis(config.url, options);
+  const client = new RedisClient(config.url, options);
   let down = false;
   let lastReason = 'not connected yet';
   const listeners = new Set<(error: StoreUnavailableError) => void>();

@@ -142,7 +142,14 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
       lastSeqs.set(conv_id, 0);
     },
     flush: () => queue.flush(),
-    load: () => read(() => reads.load()),
+    load: () =>
+      read(() => {
+        const snapshot = reads.load();
+        // The snapshot has every last seq: the appends that follow a restart (a "resumed" frame per
+        // run, 10 000 at `restart_recover`) check against it instead of one query per conversation.
+        for (const { conv_id, last_seq } of snapshot.conversations) if (!lastSeqs.has(conv_id)) lastSeqs.set(conv_id, last_seq);
+        return snapshot;
+      }),
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),
     turns: (convId) => read(() => reads.turns(convId)),

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { FrameEvent, StoredFrame } from '../../core/store.js';
+import type { FrameEvent, RunCheckpoint, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
 
@@ -54,6 +54,20 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     }
   };
 
+  // A run's turn and checkpoint hold the same blocks array: serialised once per batch, not per write
+  // (the turn grows every phase, so this was half the batch's JSON in `loop_step_sqlite`).
+  const blocksJson = new Map<readonly unknown[], string>();
+  const jsonOfBlocks = (blocks: readonly unknown[]): string => {
+    let json = blocksJson.get(blocks);
+    if (json === undefined) blocksJson.set(blocks, (json = JSON.stringify(blocks)));
+    return json;
+  };
+  const checkpointJson = (checkpoint: RunCheckpoint): string => {
+    const { blocks, ...rest } = checkpoint;
+    // `rest` always has conv_id, so its JSON is `{…}` with at least one field: blocks go last.
+    return `${JSON.stringify(rest).slice(0, -1)},"blocks":${jsonOfBlocks(blocks)}}`;
+  };
+
   const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
     switch (op.kind) {
       case 'conversation':
@@ -63,7 +77,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         setStep.run(JSON.stringify(op.step), op.conv_id);
         return;
       case 'turn':
-        putTurn.run({ conv_id: op.conv_id, turn_id: op.turn.id, blocks: JSON.stringify(op.turn.blocks) });
+        putTurn.run({ conv_id: op.conv_id, turn_id: op.turn.id, blocks: jsonOfBlocks(op.turn.blocks) });
         return;
       case 'pause':
         putPause.run(op.pause.pause_id, op.pause.conv_id, JSON.stringify(op.pause));
@@ -73,7 +87,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         putDecision.run(op.decision.conv_id, JSON.stringify(op.decision));
         return;
       case 'checkpoint':
-        putCheckpoint.run(op.checkpoint.conv_id, op.checkpoint.inference_id, JSON.stringify(op.checkpoint));
+        putCheckpoint.run(op.checkpoint.conv_id, op.checkpoint.inference_id, checkpointJson(op.checkpoint));
         return;
       case 'checkpoint-deleted':
         deleteCheckpoint.run(op.conv_id, op.inference_id);
@@ -87,7 +101,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     }
   };
 
-  return db.transaction((ops: readonly WriteOp[]) => {
+  const transaction = db.transaction((ops: readonly WriteOp[]) => {
     // The batch commits atomically, so the frames of all its appends can be written together (fewer,
     // larger chunks) after the other writes; only a delete must see the frames queued before it.
     let frames: StoredFrame<FrameEvent>[] = [];
@@ -104,4 +118,11 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     }
     if (frames.length > 0) writeFrames(frames);
   });
+  return (ops) => {
+    try {
+      transaction(ops);
+    } finally {
+      blocksJson.clear();
+    }
+  };
 }
