@@ -114,3 +114,27 @@ describe('breakpoints over the wire (SPEC §8)', () => {
     expect((await get(t.base, `/conversations/${conv}`)).body.step_filter).toEqual({ phases: ['after_tools'] });
   });
 });
+
+describe('step filter and /chat overrides', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ debug: true, script, runtime: { tools: [...createTestTools(), rm], pauseTimeoutMs: 10_000 } });
+  });
+  afterAll(() => t.close());
+
+  it('should keep the filter when a later /chat sends step_mode: true again', async () => {
+    const conv = nextConv();
+    const ws = await SemClient.connect(`${t.wsBase}/ws?conv_id=${conv}`);
+    expect((await post(t.base, '/chat', { prompt: 'go', conv_id: conv, overrides: { step_mode: true } })).status).toBe(200);
+    const first = await ws.next('debugger.pause');
+    await post(t.base, '/debug/step/enable', { conv_id: conv, tools: ['echo'], phases: ['after_inference'] });
+    await post(t.base, '/debug/continue', { pause_id: first.pause_id });
+    const rmPause = await ws.next('debugger.pause');
+    await post(t.base, '/debug/continue', { pause_id: rmPause.pause_id });
+    await ws.next('run.end');
+    expect((await post(t.base, '/chat', { prompt: 'again', conv_id: conv, overrides: { step_mode: true } })).status).toBe(200);
+    expect((await get(t.base, `/conversations/${conv}`)).body.step_filter).toEqual({ tools: ['echo'], phases: ['after_inference'] });
+    await post(t.base, '/chat/cancel', { conv_id: conv });
+    await ws.close();
+  });
+});
