@@ -55,7 +55,7 @@ export function pauseAt(
   const registry = registryOf(ports, run);
   const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : NO_CALLS;
   if (phase === 'after_inference' && calls.length === 0) return of(state);
-  const byStep = stepping && stepWants(controller.filterOf(run.session_id), phase, state, calls);
+  const byStep = stepping && (stepWants(controller.filterOf(run.session_id), phase, state, calls) || controller.restores?.(run.inference_id, phase) === true);
   // Only `after_inference` has tool breakpoints; without step mode the tools decide alone.
   if (!byStep && (phase !== 'after_inference' || !hasBreakpointTool(registry, calls))) return of(state);
   const toolCalls = pauseCalls(registry, run, calls);

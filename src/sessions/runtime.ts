@@ -179,6 +179,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       if (convId !== undefined) writer.step(convId, stepOf(sessionId));
       return released;
     },
+    restores: (inferenceId, phase) => restoring.get(inferenceId)?.phase === phase,
     pause: (request) => {
       const stored = restoring.get(request.inference_id);
       if (stored?.phase !== request.phase) return core.pause(request);

@@ -84,6 +84,11 @@ export interface StepController {
   /** The session's step filter; undefined when step mode is off or has no filter. */
   filterOf(sessionId: string): StepFilter | undefined;
   /**
+   * Whether the run's next pause at `phase` is one restored after a restart: it pauses again whatever
+   * the filter says now, since an operator may have seen it. Optional (a controller that restores nothing).
+   */
+  restores?(inferenceId: string, phase: PausePhase): boolean;
+  /**
    * Cold: on subscribe, registers a pause, publishes `paused`, and waits for the first of a command
    * for it (continue, deny, edit, or disable) and its deadline; publishes `resumed` and emits the
    * resolution once (on the resume scheduler), then completes. Unsubscribing first (how a run is
