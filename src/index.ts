@@ -49,6 +49,7 @@ export {
   type PauseDecision,
   type PauseResolution,
   type StepErrorCode,
+  type ResultEdit,
   type SubmitResult,
 } from './streams/step-commands.js';
 export {
@@ -59,7 +60,7 @@ export {
   type StepControllerConfig,
   type TimeoutAction,
 } from './streams/step-controller.js';
-export { defineTool, toTool, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
+export { defineTool, toTool, type Breakpoint, type BreakpointContext, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
 export { createToolExecutor, ToolTimeoutError, type ToolExecutor, type ToolExecutorConfig, type ToolOutcome } from './tools/tool-executor.js';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
 export {
@@ -76,7 +77,7 @@ export {
   type ToolList,
 } from './sessions/session.js';
 export { finalTextOf } from './sessions/run-handle.js';
-export { continueWith, denyWith, editCall, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
+export { continueWith, denyWith, editCall, editResults, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
 export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';

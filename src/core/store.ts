@@ -114,7 +114,11 @@ export interface FrameQuery {
 export type StoredPauseDecision =
   | { readonly action: 'continue' }
   | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
-  | { readonly action: 'edit'; readonly edits: Readonly<Record<string, unknown>> }
+  | {
+      readonly action: 'edit';
+      readonly edits: Readonly<Record<string, unknown>>;
+      readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+    }
   | { readonly action: 'abort'; readonly reason: string };
 
 /** One row of the audit trail (SPEC §6 `GET /conversations/:conv_id/decisions`). */
@@ -131,8 +135,10 @@ export interface DecisionRecord {
   readonly at_ms: number;
   readonly tool_call_ids?: readonly string[];
   readonly message?: string;
-  /** Arguments (after_inference) or results (after_tools) before and after the edit, per tool call. */
+  /** Arguments before and after an `after_inference` edit, per tool call. */
   readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+  /** Results before and after an `after_tools` edit, per tool call (SPEC §8). */
+  readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
 }
 
 /** The loop's phases, as `LoopPhase`: the one a checkpoint's run goes to next. */

@@ -1,13 +1,16 @@
 import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs';
-import { pendingToolCalls, type ToolCall } from '../core/turns.js';
+import { isToolUseBlock, pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
-import type { PauseResolution } from '../streams/step-commands.js';
+import type { PauseResolution, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { endWith, hasEnded, registryOf, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
+import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-rules.js';
 
 /**
- * A breakpoint: when step mode is on for the session, pauses the run at `phase` until the operator
- * continues (or denies or edits), the deadline passes, or step mode is switched off.
+ * A breakpoint: pauses the run at `phase` when step mode is on for the session (and its filter picks
+ * this phase and these tools) or, at `after_inference`, when a pending call's tool asks for it itself,
+ * until the operator continues (or denies or edits), the deadline passes, or step mode is switched off
+ * (which keeps a pause a tool asked for).
  *
  * ```
  * state:   --s------------------|
@@ -17,8 +20,8 @@ import { endWith, hasEnded, registryOf, withDecision, type LoopPorts, type LoopS
  * ```
  *
  * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once.
- * A `deny` or `edit` decision rides on the state to `executeTools`; the `abort` timeout action ends
- * the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`;
+ * A `deny` or `edit` decision rides on the state to `executeTools`; an `edit` of results at
+ * `after_tools` replaces them in the state's `tool_use` blocks; the `abort` timeout action ends the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`;
  * the state then goes nowhere.
  *
  * @example
@@ -45,11 +48,19 @@ export function pauseAt(
   /** The state's pending calls, when the caller knows them already. */
   pending?: readonly ToolCall[],
 ): Observable<LoopState> {
-  if (hasEnded(state) || !ports.controller.isEnabled(state.run.session_id)) return of(state);
-  const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : [];
-  if (phase === 'after_inference' && calls.length === 0) return of(state);
+  if (hasEnded(state)) return of(state);
   const { run } = state;
-  return ports.controller
+  const { controller } = ports;
+  const stepping = controller.isEnabled(run.session_id);
+  const registry = registryOf(ports, run);
+  const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : NO_CALLS;
+  if (phase === 'after_inference' && calls.length === 0) return of(state);
+  const byStep = stepping && (stepWants(controller.filterOf(run.session_id), phase, state, calls) || controller.restores?.(run.inference_id, phase) === true);
+  // Only `after_inference` has tool breakpoints; without step mode the tools decide alone.
+  if (!byStep && (phase !== 'after_inference' || !hasBreakpointTool(registry, calls))) return of(state);
+  const toolCalls = pauseCalls(registry, run, calls);
+  if (!byStep && !toolCalls.some((call) => call.breakpoint)) return of(state);
+  return controller
     .pause({
       conv_id: run.conv_id,
       session_id: run.session_id,
@@ -57,15 +68,33 @@ export function pauseAt(
       turn_id: run.turn_id,
       phase,
       summary: summarize(phase, state, calls),
-      tool_calls: calls.map((call) => ({ id: call.id, name: call.name, input: call.args })),
-      validateEdit: editValidator(calls, registryOf(ports, run)),
+      tool_calls: toolCalls,
+      validateEdit: editValidator(calls, registry),
+      ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
     })
     .pipe(map((resolution) => applyResolution(phase, state, resolution)));
 }
 
+const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
+
 function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
-  if (resolution.decision.action === 'abort') return endWith(state, { status: 'failed', error: resolution.decision.reason });
-  return phase === 'after_inference' ? withDecision(state, resolution.decision) : state;
+  const { decision } = resolution;
+  if (decision.action === 'abort') return endWith(state, { status: 'failed', error: decision.reason });
+  if (phase === 'after_inference') return withDecision(state, decision);
+  return decision.action === 'edit' && decision.results ? withBlocks(state, replaceResults(state.blocks, decision.results)) : state;
+}
+
+/** Edited results replace what the model sees; the block keeps what the tool returned in its metadata. */
+function replaceResults(blocks: readonly Block[], results: Readonly<Record<string, ResultEdit>>): Block[] {
+  return blocks.map((block): Block => {
+    if (!isToolUseBlock(block) || !Object.hasOwn(results, block.payload.id)) return block;
+    const { id, result, error } = block.payload;
+    return {
+      ...block,
+      payload: { id, result: results[id]?.after },
+      metadata: { ...block.metadata, original_result: result, ...(error === undefined ? {} : { original_error: error }), edited: true },
+    };
+  });
 }
 
 function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall[]): string {

@@ -2,8 +2,9 @@ import { concatMap, EMPTY, expand, of, queueScheduler, subscribeOn, type Observa
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import { toolsPhase } from './execute-tools.js';
 import { inferOnce } from './inference.js';
-import { endWith, hasEnded, withNext, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
 import { pauseAt } from './pause-point.js';
+import { hasBreakpointTool } from './pause-rules.js';
 import { snapshotHook, type SnapshotHook } from './snapshot-hook.js';
 
 export interface ToolLoopConfig {
@@ -45,7 +46,7 @@ const FOLLOWING: Readonly<Record<LoopPhase, LoopPhase>> = Object.freeze({
  *
  * Feedback is structural (`expand`): each phase's state is the next phase's input, and each phase is
  * a pipeline of its own, so a run paused for minutes holds only its pause. Pause points are passed
- * over while step mode is off for the session. Engine and tool failures end the run as values
+ * over while step mode is off for the session and no pending call's tool has a breakpoint. Engine and tool failures end the run as values
  * (`failed`); unsubscribing cancels the engine call, the tools and any open pause (resolved as `cancelled`).
  *
  * @example
@@ -77,6 +78,8 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     if (isPausePhase(phase) && !ports.controller.isEnabled(context.session_id)) phase = FOLLOWING[phase];
     // The calls the model asked for, found once per phase that needs them.
     const calls = phase === 'after_inference' || phase === 'tools' ? pendingToolCalls(state.blocks) : NO_CALLS;
+    // A tool's own breakpoint pauses even with step mode off (one registry lookup per call otherwise).
+    if (phase === 'tools' && state.next === 'after_inference' && hasBreakpointTool(registryOf(ports, context), calls)) phase = 'after_inference';
     // Right after an inference that asked for no tool, the run is complete (no pause).
     if (state.next === 'after_inference' && calls.length === 0) return of(endWith(state, { status: 'completed' }));
     if (phase === 'inference' && state.iteration >= (context.maxIterations ?? maxIterations)) {

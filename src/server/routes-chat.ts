@@ -60,7 +60,8 @@ function startChat(context: ServerContext, req: Request, res: Response, slug?: s
   const session = openSession(context, caller, body, existing, profile);
   const identity = { conv_id: session.conv_id, session_id: session.session_id };
   if (session.running) throw runInProgress(identity);
-  if (overrides.step_mode === true) controller.enable(session.session_id);
+  // Already on: left as it is, so a filter set over /debug/step/enable survives a client that always sends step_mode.
+  if (overrides.step_mode === true && !controller.isEnabled(session.session_id)) controller.enable(session.session_id);
   if (overrides.step_mode === false && context.debug) controller.disable(session.session_id);
   try {
     const handle = session.start({

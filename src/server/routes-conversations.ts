@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { callerFrom, mayAccess } from './auth.js';
 import { convIdSchema, ownedSession, type ServerContext } from './context.js';
+import type { StepFilter } from '../core/store.js';
 import { parseOr400 } from './errors.js';
 
 /** At most this many frames per `/hydrate` reply: a client pages on with `since_seq` (`last_seq` says how far). */
@@ -49,6 +50,7 @@ export function conversationRoutes(context: ServerContext): Router {
       session_id: session.session_id,
       running: session.running,
       step_mode: controller.isEnabled(session.session_id),
+      ...stepFilterOf(controller.filterOf(session.session_id)),
       profile: session.profile ?? null,
       ...(session.forked_from ? { forked_from: session.forked_from } : {}),
       turns: session.turns().map((turn) => ({ id: turn.id, blocks: turn.blocks })),
@@ -73,3 +75,6 @@ export function conversationRoutes(context: ServerContext): Router {
 export function singleValues(query: unknown): Record<string, unknown> {
   return typeof query === 'object' && query !== null ? { ...(query as Record<string, unknown>) } : {};
 }
+
+/** `step_filter` only when step mode has a filter (SPEC §8: absent means no filter). */
+const stepFilterOf = (filter: StepFilter | undefined): { step_filter?: StepFilter } => (filter ? { step_filter: filter } : {});

@@ -9,6 +9,12 @@ import { singleValues } from './routes-conversations.js';
 
 const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.string().min(1).max(256).optional() });
 
+/** Step mode with a filter (SPEC §8): no `tools` means every tool, no `phases` both phases. */
+const enableSchema = targetSchema.extend({
+  tools: z.array(z.string().min(1).max(64)).max(1000).optional(),
+  phases: z.array(z.enum(['after_inference', 'after_tools'])).min(1).max(2).optional(),
+});
+
 const continueSchema = z.object({
   pause_id: z.string().min(1).max(256),
   conv_id: convIdSchema.optional(),
@@ -17,6 +23,7 @@ const continueSchema = z.object({
   tool_call_ids: z.array(z.string()).max(1000).optional(),
   reason: z.string().max(10_000).optional(),
   edits: z.record(z.string(), z.unknown()).optional(),
+  results: z.record(z.string(), z.unknown()).optional(),
 });
 
 const pausesQuery = z.object({ conv_id: convIdSchema.optional() });
@@ -31,8 +38,10 @@ export function debugRoutes(context: ServerContext): Router {
   });
 
   router.post('/debug/step/enable', (req, res) => {
+    const { tools, phases } = parseOr400(enableSchema, req.body);
     const session = targetSession(context, callerFrom(res), req.body);
-    controller.enable(session.session_id);
+    const filter = { ...(tools ? { tools } : {}), ...(phases ? { phases: [...new Set(phases)] } : {}) };
+    controller.enable(session.session_id, tools || phases ? filter : undefined);
     res.json({ ok: true, session_id: session.session_id, conv_id: session.conv_id });
   });
 
@@ -102,6 +111,7 @@ function continuePause(context: ServerContext, body: unknown, res: Response): vo
     ...(command.tool_call_ids ? { tool_call_ids: command.tool_call_ids } : {}),
     ...(command.reason !== undefined ? { reason: command.reason } : {}),
     ...(command.edits ? { edits: command.edits } : {}),
+    ...(command.results ? { results: command.results } : {}),
     ...(caller.user ? { by: caller.user } : {}),
   });
   if (!submitted.ok) {

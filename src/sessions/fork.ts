@@ -40,7 +40,7 @@ export class ForkError extends Error {
 /** What a fork needs from the runtime: the same pieces recovery uses to re-enter a run at a checkpoint. */
 export interface ForkPorts {
   readonly loop: Pick<LoopPorts, 'publish' | 'scheduler' | 'ids'>;
-  readonly controller: Pick<StepController, 'get' | 'convOf' | 'isEnabled' | 'enable' | 'pending'>;
+  readonly controller: Pick<StepController, 'get' | 'convOf' | 'isEnabled' | 'filterOf' | 'enable' | 'pending'>;
   readonly store: Pick<Store, 'checkpoints' | 'engineState' | 'putTurn' | 'putEngineState' | 'flush'>;
   /** Opens a new conversation (a new id) for this owner, origin and choices, and stores its record. */
   readonly open: (identity: { readonly owner?: string; readonly forked_from: ForkOrigin }, choices: SessionChoices | undefined) => Session;
@@ -124,7 +124,7 @@ function openFork(ports: ForkPorts, request: ForkRequest, origin: ForkOrigin, tu
     ports.restoreEngine(fork.conv_id, engineState, choices);
     ports.store.putEngineState(fork.conv_id, engineState);
   }
-  if (ports.controller.isEnabled(source.session_id)) ports.controller.enable(fork.session_id);
+  if (ports.controller.isEnabled(source.session_id)) ports.controller.enable(fork.session_id, ports.controller.filterOf(source.session_id));
   return fork;
 }
 

@@ -160,13 +160,16 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const engine = engineFor(config.engine);
   const sessions = new Map<string, Session>();
   const convOfSession = (sessionId: string): string | undefined => [...sessions.values()].find((s) => s.session_id === sessionId)?.conv_id;
-  const stepOf = (sessionId: string): StepSetting => ({ enabled: core.isEnabled(sessionId) });
+  const stepOf = (sessionId: string): StepSetting => {
+    const filter = core.filterOf(sessionId);
+    return filter ? { enabled: core.isEnabled(sessionId), filter } : { enabled: core.isEnabled(sessionId) };
+  };
   // Recovery's pauses by run: the run's next pause at that phase takes the stored id and deadline.
   const restoring = new Map<string, StoredPause>();
   const controller: StepController = {
     ...core,
-    enable: (sessionId) => {
-      core.enable(sessionId);
+    enable: (sessionId, filter) => {
+      core.enable(sessionId, filter);
       const convId = convOfSession(sessionId);
       if (convId !== undefined) writer.step(convId, stepOf(sessionId));
     },
@@ -176,6 +179,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       if (convId !== undefined) writer.step(convId, stepOf(sessionId));
       return released;
     },
+    restores: (inferenceId, phase) => restoring.get(inferenceId)?.phase === phase,
     pause: (request) => {
       const stored = restoring.get(request.inference_id);
       if (stored?.phase !== request.phase) return core.pause(request);
@@ -243,7 +247,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     const { conv_id, session_id, created_at, owner, profile, forked_from } = conversation;
     const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }), ...(forked_from === undefined ? {} : { forked_from }) };
     const session = createSession(ports, identity, settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
-    if (conversation.step.enabled) core.enable(session_id);
+    if (conversation.step.enabled) core.enable(session_id, conversation.step.filter);
     if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conv_id, conversation.engine_state);
     return admit(session);
   };

@@ -123,6 +123,9 @@ export function toDecision(resolution: PauseResolution, at_ms: number): Decision
     const ids = decision.tool_call_ids && decision.tool_call_ids.length > 0 ? decision.tool_call_ids : pause.tool_calls.map((call) => call.id);
     return { ...base, tool_call_ids: ids, message: decision.reason };
   }
+  if (decision.action === 'edit' && decision.results) {
+    return { ...base, tool_call_ids: Object.keys(decision.results), results: decision.results };
+  }
   if (decision.action === 'edit') {
     const edits: Record<string, { before: unknown; after: unknown }> = {};
     for (const [id, after] of Object.entries(decision.edits)) {

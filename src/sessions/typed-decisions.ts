@@ -57,3 +57,8 @@ export function denyWith(pause: PauseRef, reason: string, toolCallIds?: readonly
 export function continueWith(pause: PauseRef): ContinueCommand {
   return { pause_id: pauseIdOf(pause), action: 'continue' };
 }
+
+/** `{pause_id, action: 'edit', results: {tool_call_id: value}}`: replaces results at an `after_tools` pause. */
+export function editResults(pause: PauseRef, results: Readonly<Record<string, unknown>>): ContinueCommand {
+  return { pause_id: pauseIdOf(pause), action: 'edit', results };
+}

@@ -15,6 +15,8 @@ export interface PauseToolCall {
   readonly id: string;
   readonly name: string;
   readonly input: unknown;
+  /** `true` when the call's own tool asked for this pause (SPEC §8), with or without step mode; else absent. */
+  readonly breakpoint?: boolean;
 }
 
 /** A pending pause, exactly the SPEC §2 `pause` object. */

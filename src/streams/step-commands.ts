@@ -4,9 +4,21 @@ import type { PauseInfo, ResumeReason } from './events.js';
 export type PauseDecision =
   | { readonly action: 'continue' }
   | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
-  | { readonly action: 'edit'; readonly edits: Readonly<Record<string, unknown>> }
+  | {
+      readonly action: 'edit';
+      /** New arguments by tool_call_id (`after_inference`). */
+      readonly edits: Readonly<Record<string, unknown>>;
+      /** Replaced results by tool_call_id (`after_tools`), each with the original, for the block and the audit trail. */
+      readonly results?: Readonly<Record<string, ResultEdit>>;
+    }
   /** Only from the `abort` timeout action: the run ends as failed. */
   | { readonly action: 'abort'; readonly reason: string };
+
+/** One replaced tool result: what the tool returned and what the model will see instead. */
+export interface ResultEdit {
+  readonly before: unknown;
+  readonly after: unknown;
+}
 
 /** A continue command, from the HTTP API, a test, or another process (one entry point: `submit`). */
 export interface ContinueCommand {
@@ -15,6 +27,8 @@ export interface ContinueCommand {
   readonly tool_call_ids?: readonly string[];
   readonly reason?: string;
   readonly edits?: Readonly<Record<string, unknown>>;
+  /** `edit` at `after_tools`: new results (JSON values) by tool_call_id, replacing what the model will see. */
+  readonly results?: Readonly<Record<string, unknown>>;
   /** Who continued, for the `resumed` event (a user name, `redis:host`, …). */
   readonly by?: string;
 }
@@ -56,9 +70,15 @@ export function decide(
   pause: PauseInfo,
   command: ContinueCommand,
   validateEdit: EditValidator,
+  /** At `after_tools`: the results that may be replaced, by tool_call_id. */
+  results: Readonly<Record<string, unknown>> = {},
 ): PauseDecision | StepCommandError {
   const action = command.action ?? 'continue';
   if (action === 'continue') return { action };
+  if (command.results !== undefined && (action !== 'edit' || pause.phase !== 'after_tools')) {
+    return new StepCommandError('invalid_action', `"results" can only be edited at after_tools (action "edit"), not at ${pause.phase} with "${action}"`);
+  }
+  if (pause.phase === 'after_tools' && action === 'edit') return decideResults(command, results);
   if (pause.phase !== 'after_inference') {
     return new StepCommandError('invalid_action', `only "continue" is valid at ${pause.phase}, got "${action}"`);
   }
@@ -90,6 +110,41 @@ export function decide(
     return { action, edits };
   }
   return new StepCommandError('invalid_action', `unknown action "${String(action)}" (continue, deny or edit)`);
+}
+
+/** An `edit` at `after_tools`: every id a result of this pause, every value JSON. */
+function decideResults(command: ContinueCommand, originals: Readonly<Record<string, unknown>>): PauseDecision | StepCommandError {
+  if (command.edits !== undefined) return new StepCommandError('invalid_action', 'at after_tools, edit takes "results", not "edits"');
+  const ids = Object.keys(command.results ?? {});
+  if (ids.length === 0) return new StepCommandError('invalid_action', 'edit at after_tools needs "results": {tool_call_id: value}');
+  const unknown = ids.filter((id) => !Object.hasOwn(originals, id));
+  if (unknown.length > 0) {
+    return new StepCommandError('invalid_action', `not a tool result of this pause: ${unknown.join(', ')}`, { tool_call_ids: unknown });
+  }
+  const results: Record<string, ResultEdit> = {};
+  const notJson: string[] = [];
+  for (const id of ids) {
+    const after = command.results?.[id];
+    if (isJson(after)) results[id] = { before: originals[id], after };
+    else notJson.push(id);
+  }
+  if (notJson.length > 0) {
+    return new StepCommandError('invalid_arguments', `edited results must be JSON values: ${notJson.join(', ')}`, { results: notJson });
+  }
+  return { action: 'edit', edits: {}, results };
+}
+
+/** A JSON value: what a model can be shown and a store can keep (no undefined, functions, NaN, class instances or cycles). */
+export function isJson(value: unknown, seen: Set<object> = new Set()): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || seen.has(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return false;
+  seen.add(value);
+  const ok = Object.values(value).every((item) => isJson(item, seen));
+  seen.delete(value);
+  return ok;
 }
 
 /** The denial reason for this call under `decision`, or undefined when it may run. */

@@ -1,5 +1,6 @@
 import { asapScheduler, asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
+import type { StepFilter } from '../core/store.js';
 import { createEvent, type PauseInfo, type PausePhase, type PauseToolCall, type StepwiseEvent } from './events.js';
 import {
   decide,
@@ -55,6 +56,8 @@ export interface PauseRequest {
   readonly summary: string;
   readonly tool_calls: readonly PauseToolCall[];
   readonly validateEdit?: EditValidator;
+  /** At `after_tools`: the results the operator may replace, by tool_call_id (the originals, for the audit trail). */
+  readonly results?: Readonly<Record<string, unknown>>;
   /**
    * A pause restored after a restart (SPEC §6): it keeps its id and deadline. A deadline that passed
    * while the server was down resolves at once, as `timeout`.
@@ -70,10 +73,21 @@ export interface RestoredPause {
 
 /** The StepController: per-session step mode, pending pauses, and the one entry point for commands. */
 export interface StepController {
-  enable(sessionId: string): void;
-  /** Switches step mode off and releases every pending pause of that session; returns how many. */
+  /** Switches step mode on, with a filter (SPEC §8) or for every tool and both phases; replaces an earlier filter. */
+  enable(sessionId: string, filter?: StepFilter): void;
+  /**
+   * Switches step mode off and releases the pending pauses step mode caused; returns how many. A pause
+   * that a tool's own breakpoint asked for (a call marked `breakpoint: true`) stays: it is the tool's rule.
+   */
   disable(sessionId: string): number;
   isEnabled(sessionId: string): boolean;
+  /** The session's step filter; undefined when step mode is off or has no filter. */
+  filterOf(sessionId: string): StepFilter | undefined;
+  /**
+   * Whether the run's next pause at `phase` is one restored after a restart: it pauses again whatever
+   * the filter says now, since an operator may have seen it. Optional (a controller that restores nothing).
+   */
+  restores?(inferenceId: string, phase: PausePhase): boolean;
   /**
    * Cold: on subscribe, registers a pause, publishes `paused`, and waits for the first of a command
    * for it (continue, deny, edit, or disable) and its deadline; publishes `resumed` and emits the
@@ -92,6 +106,7 @@ export interface StepController {
 interface PendingPause {
   readonly info: PauseInfo;
   readonly validateEdit: EditValidator;
+  readonly results: Readonly<Record<string, unknown>>;
   /** Resolves the pause if it is still pending; later calls do nothing. */
   readonly resolve: (resolution: PauseResolution) => void;
 }
@@ -112,7 +127,8 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
   }
   const scheduler = ports.scheduler ?? asyncScheduler;
   const resumeScheduler = ports.resumeScheduler ?? asapScheduler;
-  const enabled = new Set<string>();
+  // Session -> its filter (undefined: every tool, both phases); present means step mode is on.
+  const enabled = new Map<string, StepFilter | undefined>();
   const pendingById = new Map<string, PendingPause>();
   // Insertion-ordered, so the oldest resolved ids are forgotten first.
   const resolved = new Map<string, ResolvedPause>();
@@ -170,7 +186,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
           }),
         );
       };
-      const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), resolve };
+      const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), results: request.results ?? NO_RESULTS, resolve };
       pendingById.set(info.pause_id, entry);
       const deadline = scheduler.schedule(
         () => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(), by: SYSTEM }),
@@ -193,23 +209,24 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
             });
       return { ok: false, error };
     }
-    const decision = decide(entry.info, command, entry.validateEdit);
+    const decision = decide(entry.info, command, entry.validateEdit, entry.results);
     if (decision instanceof StepCommandError) return { ok: false, error: decision };
     entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
     return { ok: true, pause: entry.info };
   };
 
   return {
-    enable: (sessionId) => {
-      enabled.add(sessionId);
+    enable: (sessionId, filter) => {
+      enabled.set(sessionId, filter);
     },
     disable: (sessionId) => {
       enabled.delete(sessionId);
-      const released = pendingOf(sessionId);
+      const released = pendingOf(sessionId).filter((entry) => !isBreakpointPause(entry.info));
       for (const { info, resolve } of released) resolve({ pause: info, reason: 'disabled', decision: { action: 'continue' }, by: SYSTEM });
       return released.length;
     },
     isEnabled: (sessionId) => enabled.has(sessionId),
+    filterOf: (sessionId) => enabled.get(sessionId),
     pause,
     submit,
     get: (pauseId) => pendingById.get(pauseId)?.info,
@@ -220,3 +237,8 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
         : pendingOf(sessionId).map((entry) => entry.info),
   };
 }
+
+const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A pause some tool asked for itself: step mode did not cause it alone, so disabling step mode keeps it. */
+const isBreakpointPause = (info: PauseInfo): boolean => info.tool_calls.some((call) => call.breakpoint === true);

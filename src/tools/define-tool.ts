@@ -11,6 +11,17 @@ export interface ToolContext {
   readonly tool_call_id: string;
 }
 
+/** What a breakpoint predicate knows of the call besides its arguments. */
+export interface BreakpointContext {
+  readonly tool_call_id: string;
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+}
+
+/** A tool's own breakpoint: `true` pauses before every call, a predicate before the calls it picks. */
+export type Breakpoint<Args = unknown> = boolean | ((args: Args, context: BreakpointContext) => boolean);
+
 export interface ToolDefinition<Args = unknown, Result = unknown> {
   readonly name: string;
   readonly description: string;
@@ -33,6 +44,12 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
    * call the model still makes fails with the tool's own message. Default: always available.
    */
   available?(): boolean;
+  /**
+   * Asks for an `after_inference` pause before this tool runs, even with step mode off (SPEC §8); the
+   * call is marked `breakpoint: true` in the pause. The predicate sees the model's arguments as given
+   * (not yet validated); one that throws pauses (the safe side). Default false.
+   */
+  readonly breakpoint?: Breakpoint<Args>;
 }
 
 export type Validation<Args = unknown> = { readonly ok: true; readonly value: Args } | { readonly ok: false; readonly issues: readonly string[] };
@@ -46,6 +63,8 @@ export interface Tool<Args = unknown> extends ToolSpec {
   readonly timeoutMs?: number;
   readonly idempotent?: boolean;
   available?(): boolean;
+  /** Set only when the tool asks for pauses itself (see `ToolDefinition.breakpoint`). */
+  readonly breakpoint?: true | ((args: unknown, context: BreakpointContext) => boolean);
   validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
 }
@@ -78,6 +97,10 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
   if (typeof parameters !== 'object' || parameters === null) {
     throw new TypeError(`defineTool(${name}): parameters must be a zod schema or a JSON Schema object`);
   }
+  const { breakpoint } = definition;
+  if (breakpoint !== undefined && typeof breakpoint !== 'boolean' && typeof breakpoint !== 'function') {
+    throw new TypeError(`defineTool(${name}): breakpoint must be a boolean or a function (args, context) => boolean`);
+  }
   let validator: z.ZodType;
   let jsonSchema: JsonSchema;
   try {
@@ -94,6 +117,8 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
     ...(definition.idempotent === true ? { idempotent: true } : {}),
     ...(definition.available === undefined ? {} : { available: definition.available }),
+    ...(breakpoint === true ? { breakpoint: true as const } : {}),
+    ...(typeof breakpoint === 'function' ? { breakpoint: (args: unknown, context: BreakpointContext) => breakpoint(args as Args, context) } : {}),
     validate(args) {
       const parsed = validator.safeParse(args);
       return parsed.success ? { ok: true, value: parsed.data as Args } : { ok: false, issues: describeIssues(parsed.error.issues) };
