@@ -3,11 +3,16 @@
 
 import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
+import { createBreakpoints } from './breakpoints.js';
 import { createConversationList, originText } from './conversations.js';
 import { createDecisionFeed } from './decision.js';
 import { createEngineInfo } from './engine.js';
 import { createEventLog } from './eventlog.js';
+import { createFirstPrompts } from './first-prompts.js';
+import { createFrameDetail } from './frame-detail.js';
+import { createPaneTabs } from './panes.js';
 import { createPauseDeck } from './pauses.js';
+import { installPauseShortcuts } from './shortcuts.js';
 import { createProfilePicker } from './profiles.js';
 import { convFromHash, navigate, newConvId } from './routing.js';
 import { connectConversation } from './socket.js';
@@ -51,7 +56,10 @@ const state = {
   dropped: false,
 };
 
-const eventLog = createEventLog(ui.eventLog, ui.frameCount);
+const frameDetail = createFrameDetail(byTestId('frame-detail'));
+const eventLog = createEventLog(ui.eventLog, ui.frameCount, { onSelect: frameDetail.show });
+const panes = createPaneTabs(byTestId('pane-tabs'), byTestId('layout'), byTestId('tab-events-count'));
+installPauseShortcuts();
 const decisions = createDecisionFeed({
   load: api.decisions,
   target: () =>
@@ -59,7 +67,8 @@ const decisions = createDecisionFeed({
       ? { convId: state.convId, apply: (recorded) => state.timeline.showEarlier(state.deck.record(recorded)) }
       : null,
 });
-const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
+const firstPrompts = createFirstPrompts({ load: api.getConversation, onLearned: () => conversations.redraw() });
+const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId), label: firstPrompts.get });
 
 const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
 const profiles = createProfilePicker(byTestId('profile-picker-label'), byTestId('profile-picker'), { chat: api.chat });
@@ -77,6 +86,17 @@ const stepToggle = createStepToggle(ui.stepToggle, {
   },
 });
 
+const breakpoints = createBreakpoints(byTestId('breakpoints'), {
+  convId: () => state.convId,
+  enable: api.setBreakpoints,
+  onSet: () => {
+    clearError();
+    stepToggle.show(true);
+    refreshConversations();
+  },
+  onError: (failure) => showError(failure, `Could not set breakpoints${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`),
+});
+
 // ---- conversation list and header ---------------------------------------------------------------
 
 let refreshTimer = null;
@@ -85,6 +105,7 @@ async function refreshConversations() {
   try {
     const reply = await api.listConversations();
     conversations.set(reply.conversations);
+    firstPrompts.fetchMissing((reply.conversations ?? []).map((conv) => conv.conv_id));
     const current = state.convId && conversations.find(state.convId);
     profiles.refresh(current);
     if (current) {
@@ -118,6 +139,8 @@ async function fillPrompts() {
     const conv = await api.getConversation(convId);
     if (state.convId !== convId) return;
     state.timeline.fillPrompts(conv.turns);
+    firstPrompts.learn(convId, conv.turns);
+    breakpoints.showFilter(conv.step_filter);
     // A fork's copied turns have no frames here: draw them from their blocks.
     if (conv.forked_from) state.timeline.showHistory(conv.turns);
     if (conv.forked_from?.pause_id) state.timeline.showCopied(conv.turns.at(-1));
@@ -150,6 +173,8 @@ function onHello(hello, { clockOffsetMs, resumed }) {
 
 function onFrame(event) {
   eventLog.append(event);
+  panes.count(ui.frameCount.dataset.count);
+  breakpoints.learnFrame(event);
   showMeta();
   state.timeline.apply(event);
   switch (event.type) {
@@ -222,6 +247,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   state.clockOffsetMs = 0;
   state.sessionId = null;
   eventLog.reset();
+  frameDetail.close();
   conversations.select(convId);
   ui.title.textContent = convId ?? 'No conversation';
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
@@ -320,6 +346,10 @@ ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
 selectConversation(convFromHash());
 refreshConversations();
 profiles.load();
+api
+  .profiles()
+  .then((reply) => breakpoints.learn((reply.profiles ?? []).flatMap((profile) => profile.tools ?? [])))
+  .catch(() => undefined);
 
 // For people poking at the page from devtools, and for tests that need to look inside.
 window.__stepwise = {
