@@ -3,7 +3,7 @@
 // debugger.resume arrives, so every dashboard on the conversation closes it at the same moment.
 
 import { ApiError } from './api.js';
-import { renderDecision } from './decision.js';
+import { renderDecision, timeoutActionOf } from './decision.js';
 import { formatClock, h, pretty } from './dom.js';
 import { createResultEditors } from './result-edit.js';
 
@@ -255,6 +255,11 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
         node.dataset.by = decision.by ?? node.dataset.by ?? '';
         node.dataset.decided = 'true';
         decided.replaceChildren(renderDecision(decision, (id) => pause.tool_calls.find((call) => call.id === id)?.name));
+        // The frame said only why; the record says exactly what: the deny message, the timeout action run.
+        const action = timeoutActionOf(decision);
+        const by = decision.by ? ` by ${decision.by}` : '';
+        if (action) resolution.textContent = `Deadline passed: timeout action ${action} ran${by}`;
+        else if (decision.reason === 'denied' && decision.message) resolution.textContent = `Denied${by}: “${decision.message}”`;
       },
     };
     card.render(serverNow());
