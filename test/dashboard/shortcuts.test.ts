@@ -31,7 +31,7 @@ describe('dashboard: keyboard shortcuts on the focused pause card', () => {
 
     const first = await nextPause(page, 'after_inference');
     // The keys are printed on the buttons they press.
-    for (const [testid, key] of [['pause-continue', 'c'], ['pause-deny', 'd'], ['pause-edit', 'e']]) {
+    for (const [testid, key] of [['pause-continue', 'c'], ['pause-deny', 'd'], ['pause-edit', 'e']] as const) {
       expect(await first.getByTestId(testid).getByTestId('shortcut-hint').textContent()).toBe(key);
       expect(await first.getByTestId(testid).getAttribute('aria-keyshortcuts')).toBe(key);
     }
