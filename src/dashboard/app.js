@@ -3,14 +3,12 @@
 
 import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
-import { createBreakpoints } from './breakpoints.js';
 import { createConversationList, originText } from './conversations.js';
 import { createDecisionFeed } from './decision.js';
+import { exposeForDevtools, statusLabel } from './devtools.js';
 import { createEngineInfo } from './engine.js';
-import { createEventLog } from './eventlog.js';
 import { createFirstPrompts } from './first-prompts.js';
-import { createFrameDetail } from './frame-detail.js';
-import { createPaneTabs } from './panes.js';
+import { createInspector } from './inspector.js';
 import { createPauseDeck } from './pauses.js';
 import { installPauseShortcuts } from './shortcuts.js';
 import { createProfilePicker } from './profiles.js';
@@ -40,8 +38,6 @@ const ui = {
   composer: byTestId('composer'),
   prompt: byTestId('prompt-input'),
   send: byTestId('send'),
-  eventLog: byTestId('event-log'),
-  frameCount: byTestId('frame-count'),
   engineBadge: byTestId('engine-badge'),
   engineNotice: byTestId('engine-notice'),
 };
@@ -56,9 +52,17 @@ const state = {
   dropped: false,
 };
 
-const frameDetail = createFrameDetail(byTestId('frame-detail'));
-const eventLog = createEventLog(ui.eventLog, ui.frameCount, { onSelect: frameDetail.show });
-const panes = createPaneTabs(byTestId('pane-tabs'), byTestId('layout'), byTestId('tab-events-count'));
+const inspector = createInspector({
+  byTestId,
+  convId: () => state.convId,
+  onBreakpointsSet: () => {
+    clearError();
+    stepToggle.show(true);
+    refreshConversations();
+  },
+  onError: (failure, text) => showError(failure, text),
+});
+const { eventLog } = inspector;
 installPauseShortcuts();
 const decisions = createDecisionFeed({
   load: api.decisions,
@@ -84,17 +88,6 @@ const stepToggle = createStepToggle(ui.stepToggle, {
     clearError();
     refreshConversations();
   },
-});
-
-const breakpoints = createBreakpoints(byTestId('breakpoints'), {
-  convId: () => state.convId,
-  enable: api.setBreakpoints,
-  onSet: () => {
-    clearError();
-    stepToggle.show(true);
-    refreshConversations();
-  },
-  onError: (failure) => showError(failure, `Could not set breakpoints${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`),
 });
 
 // ---- conversation list and header ---------------------------------------------------------------
@@ -140,7 +133,7 @@ async function fillPrompts() {
     if (state.convId !== convId) return;
     state.timeline.fillPrompts(conv.turns);
     firstPrompts.learn(convId, conv.turns);
-    breakpoints.showFilter(conv.step_filter);
+    inspector.showFilter(conv.step_filter);
     // A fork's copied turns have no frames here: draw them from their blocks.
     if (conv.forked_from) state.timeline.showHistory(conv.turns);
     if (conv.forked_from?.pause_id) state.timeline.showCopied(conv.turns.at(-1));
@@ -163,7 +156,10 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   showMeta();
   stepToggle.joined();
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
-  for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
+  for (const pause of hello.pending_pauses ?? []) {
+    inspector.pause(pause);
+    state.timeline.placePause(state.deck.open(pause));
+  }
   updatePauseCount();
   fillPrompts();
   // Decisions of pauses whose frames are not replayed (a restarted server) still show.
@@ -172,9 +168,7 @@ function onHello(hello, { clockOffsetMs, resumed }) {
 }
 
 function onFrame(event) {
-  eventLog.append(event);
-  panes.count(ui.frameCount.dataset.count);
-  breakpoints.learnFrame(event);
+  inspector.frame(event);
   showMeta();
   state.timeline.apply(event);
   switch (event.type) {
@@ -200,14 +194,7 @@ function onFrame(event) {
 
 function onStatus(status, detail = {}) {
   ui.conn.dataset.state = status;
-  const labels = {
-    connecting: 'connecting…',
-    open: 'live',
-    reconnecting: detail.retryInMs !== undefined ? `reconnecting in ${(detail.retryInMs / 1000).toFixed(1)} s` : 'reconnecting…',
-    closed: 'offline',
-    idle: 'no conversation',
-  };
-  ui.connLabel.textContent = labels[status] ?? status;
+  ui.connLabel.textContent = statusLabel(status, detail);
   if (status === 'reconnecting' && detail.code !== undefined && !state.dropped) {
     state.dropped = true;
     eventLog.mark(`connection lost (code ${detail.code})`);
@@ -227,7 +214,7 @@ function freshView() {
 
 function onHistoryLost() {
   freshView();
-  eventLog.reset();
+  inspector.reset();
   eventLog.mark('the server restarted: replaying what it has');
   setRunning(false);
   updatePauseCount();
@@ -246,8 +233,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   state.convId = convId;
   state.clockOffsetMs = 0;
   state.sessionId = null;
-  eventLog.reset();
-  frameDetail.close();
+  inspector.reset();
   conversations.select(convId);
   ui.title.textContent = convId ?? 'No conversation';
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
@@ -346,24 +332,5 @@ ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
 selectConversation(convFromHash());
 refreshConversations();
 profiles.load();
-api
-  .profiles()
-  .then((reply) => breakpoints.learn((reply.profiles ?? []).flatMap((profile) => profile.tools ?? [])))
-  .catch(() => undefined);
 
-// For people poking at the page from devtools, and for tests that need to look inside.
-window.__stepwise = {
-  get convId() {
-    return state.convId;
-  },
-  get lastSeq() {
-    return state.connection?.lastSeq ?? 0;
-  },
-  get duplicatesDropped() {
-    return state.connection?.duplicates ?? 0;
-  },
-  /** Closes the socket as a network failure would; the page must resume by itself. */
-  dropSocket() {
-    state.connection?.drop();
-  },
-};
+exposeForDevtools(state);

@@ -4,7 +4,7 @@
 
 import { ApiError } from './api.js';
 import { renderDecision, timeoutActionOf } from './decision.js';
-import { formatClock, h, pretty } from './dom.js';
+import { formatClock, h, pretty, readJsonEditor } from './dom.js';
 import { createResultEditors } from './result-edit.js';
 
 const REASON_TEXT = {
@@ -180,18 +180,12 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       const edits = {};
       let invalid = false;
       for (const c of calls) {
-        c.editError.hidden = true;
-        let value;
-        try {
-          value = JSON.parse(c.editor.value);
-        } catch (failure) {
+        const read = readJsonEditor(c.editor, c.editError);
+        if (!read) {
           invalid = true;
-          c.editError.textContent = `Invalid JSON: ${failure.message}`;
-          c.editError.hidden = false;
-          c.editor.classList.add('invalid');
           continue;
         }
-        c.editor.classList.remove('invalid');
+        const { value } = read;
         if (value === null || typeof value !== 'object' || Array.isArray(value)) {
           invalid = true;
           c.editError.textContent = 'Arguments must be a JSON object.';

@@ -2,7 +2,7 @@
 // sent as `POST /debug/continue {action: "edit", results: {tool_call_id: value}}`. The model then sees
 // the edited value; the server keeps the original in the tool_use block and in the decision.
 
-import { h, pretty } from './dom.js';
+import { h, pretty, readJsonEditor } from './dom.js';
 
 /** The editors for `results` ([{id, name, result}]); `collect()` answers {results} or {error}. */
 export function createResultEditors(results) {
@@ -32,18 +32,12 @@ export function createResultEditors(results) {
       const changed = {};
       let invalid = false;
       for (const e of editors) {
-        e.error.hidden = true;
-        let value;
-        try {
-          value = JSON.parse(e.editor.value);
-        } catch (failure) {
+        const read = readJsonEditor(e.editor, e.error);
+        if (!read) {
           invalid = true;
-          e.error.textContent = `Invalid JSON: ${failure.message}`;
-          e.error.hidden = false;
-          e.editor.classList.add('invalid');
           continue;
         }
-        if (JSON.stringify(value) !== JSON.stringify(e.entry.result ?? null)) changed[e.entry.id] = value;
+        if (JSON.stringify(read.value) !== JSON.stringify(e.entry.result ?? null)) changed[e.entry.id] = read.value;
       }
       if (invalid) return { error: 'Fix the results marked above; nothing was sent.' };
       if (Object.keys(changed).length === 0) return { error: 'No result changed: use Continue to pass them on as they are.' };
