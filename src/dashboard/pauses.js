@@ -265,9 +265,13 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
     open(source, { results = [] } = {}) {
       const pause = normalizePause(source);
       let card = cards.get(pause.pause_id);
-      if (!card) {
+      // A card from ws.hello comes before the replayed results it could edit: rebuilt once they are known.
+      const lacksResults = card?.open && results.length > 0 && !card.node.querySelector('[data-testid="pause-result"]');
+      if (!card || lacksResults) {
+        const old = card;
         card = buildCard(pause, results);
         cards.set(pause.pause_id, card);
+        old?.node.replaceWith(card.node);
       }
       return card.node;
     },
