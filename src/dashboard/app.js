@@ -5,9 +5,12 @@ import { ApiError, api, getToken, setToken } from './api.js';
 import { createBanner } from './banner.js';
 import { createConversationList, originText } from './conversations.js';
 import { createDecisionFeed } from './decision.js';
+import { exposeForDevtools, statusLabel } from './devtools.js';
 import { createEngineInfo } from './engine.js';
-import { createEventLog } from './eventlog.js';
+import { createFirstPrompts } from './first-prompts.js';
+import { createInspector } from './inspector.js';
 import { createPauseDeck } from './pauses.js';
+import { installPauseShortcuts } from './shortcuts.js';
 import { createProfilePicker } from './profiles.js';
 import { convFromHash, navigate, newConvId } from './routing.js';
 import { connectConversation } from './socket.js';
@@ -35,8 +38,6 @@ const ui = {
   composer: byTestId('composer'),
   prompt: byTestId('prompt-input'),
   send: byTestId('send'),
-  eventLog: byTestId('event-log'),
-  frameCount: byTestId('frame-count'),
   engineBadge: byTestId('engine-badge'),
   engineNotice: byTestId('engine-notice'),
 };
@@ -51,7 +52,18 @@ const state = {
   dropped: false,
 };
 
-const eventLog = createEventLog(ui.eventLog, ui.frameCount);
+const inspector = createInspector({
+  byTestId,
+  convId: () => state.convId,
+  onBreakpointsSet: () => {
+    clearError();
+    stepToggle.show(true);
+    refreshConversations();
+  },
+  onError: (failure, text) => showError(failure, text),
+});
+const { eventLog } = inspector;
+installPauseShortcuts();
 const decisions = createDecisionFeed({
   load: api.decisions,
   target: () =>
@@ -59,7 +71,8 @@ const decisions = createDecisionFeed({
       ? { convId: state.convId, apply: (recorded) => state.timeline.showEarlier(state.deck.record(recorded)) }
       : null,
 });
-const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId) });
+const firstPrompts = createFirstPrompts({ load: api.getConversation, onLearned: () => conversations.redraw() });
+const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId), label: firstPrompts.get });
 
 const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
 const profiles = createProfilePicker(byTestId('profile-picker-label'), byTestId('profile-picker'), { chat: api.chat });
@@ -85,6 +98,7 @@ async function refreshConversations() {
   try {
     const reply = await api.listConversations();
     conversations.set(reply.conversations);
+    firstPrompts.fetchMissing((reply.conversations ?? []).map((conv) => conv.conv_id));
     const current = state.convId && conversations.find(state.convId);
     profiles.refresh(current);
     if (current) {
@@ -118,6 +132,8 @@ async function fillPrompts() {
     const conv = await api.getConversation(convId);
     if (state.convId !== convId) return;
     state.timeline.fillPrompts(conv.turns);
+    firstPrompts.learn(convId, conv.turns);
+    inspector.showFilter(conv.step_filter);
     // A fork's copied turns have no frames here: draw them from their blocks.
     if (conv.forked_from) state.timeline.showHistory(conv.turns);
     if (conv.forked_from?.pause_id) state.timeline.showCopied(conv.turns.at(-1));
@@ -140,7 +156,10 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   showMeta();
   stepToggle.joined();
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
-  for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
+  for (const pause of hello.pending_pauses ?? []) {
+    inspector.pause(pause);
+    state.timeline.placePause(state.deck.open(pause));
+  }
   updatePauseCount();
   fillPrompts();
   // Decisions of pauses whose frames are not replayed (a restarted server) still show.
@@ -149,7 +168,7 @@ function onHello(hello, { clockOffsetMs, resumed }) {
 }
 
 function onFrame(event) {
-  eventLog.append(event);
+  inspector.frame(event);
   showMeta();
   state.timeline.apply(event);
   switch (event.type) {
@@ -175,14 +194,7 @@ function onFrame(event) {
 
 function onStatus(status, detail = {}) {
   ui.conn.dataset.state = status;
-  const labels = {
-    connecting: 'connecting…',
-    open: 'live',
-    reconnecting: detail.retryInMs !== undefined ? `reconnecting in ${(detail.retryInMs / 1000).toFixed(1)} s` : 'reconnecting…',
-    closed: 'offline',
-    idle: 'no conversation',
-  };
-  ui.connLabel.textContent = labels[status] ?? status;
+  ui.connLabel.textContent = statusLabel(status, detail);
   if (status === 'reconnecting' && detail.code !== undefined && !state.dropped) {
     state.dropped = true;
     eventLog.mark(`connection lost (code ${detail.code})`);
@@ -202,7 +214,7 @@ function freshView() {
 
 function onHistoryLost() {
   freshView();
-  eventLog.reset();
+  inspector.reset();
   eventLog.mark('the server restarted: replaying what it has');
   setRunning(false);
   updatePauseCount();
@@ -221,7 +233,7 @@ function selectConversation(convId, { keepStepChoice = false } = {}) {
   state.convId = convId;
   state.clockOffsetMs = 0;
   state.sessionId = null;
-  eventLog.reset();
+  inspector.reset();
   conversations.select(convId);
   ui.title.textContent = convId ?? 'No conversation';
   ui.meta.textContent = convId ? 'connecting…' : 'start one with + New or just send a prompt';
@@ -321,19 +333,4 @@ selectConversation(convFromHash());
 refreshConversations();
 profiles.load();
 
-// For people poking at the page from devtools, and for tests that need to look inside.
-window.__stepwise = {
-  get convId() {
-    return state.convId;
-  },
-  get lastSeq() {
-    return state.connection?.lastSeq ?? 0;
-  },
-  get duplicatesDropped() {
-    return state.connection?.duplicates ?? 0;
-  },
-  /** Closes the socket as a network failure would; the page must resume by itself. */
-  dropSocket() {
-    state.connection?.drop();
-  },
-};
+exposeForDevtools(state);

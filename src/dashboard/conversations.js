@@ -2,8 +2,10 @@
 // every few seconds so step mode and running flags set from another dashboard show up here too.
 
 import { formatClock, h } from './dom.js';
+import { truncate } from './first-prompts.js';
 
-export function createConversationList(list, { onPick }) {
+/** `label(convId)` is what the item says (its first prompt, see first-prompts.js), or undefined for the id. */
+export function createConversationList(list, { onPick, label = () => undefined }) {
   let items = [];
   let selected = null;
 
@@ -28,7 +30,7 @@ export function createConversationList(list, { onPick }) {
               on: { click: () => onPick(conv.conv_id) },
             },
             h('span', { class: `dot ${conv.running ? 'live' : ''}`, title: conv.running ? 'running' : 'idle' }),
-            h('span', { class: 'conv-id', text: conv.conv_id }),
+            labelOf(conv.conv_id, label(conv.conv_id)),
             conv.step_mode ? h('span', { class: 'badge step', text: 'step' }) : null,
             conv.profile ? h('span', { class: 'badge profile', testid: 'conv-profile', title: 'started with this profile', text: conv.profile }) : null,
             conv.forked_from ? h('span', { class: 'badge fork', testid: 'conv-fork', title: originText(conv), text: 'fork' }) : null,
@@ -44,6 +46,10 @@ export function createConversationList(list, { onPick }) {
       items = Array.isArray(conversations) ? conversations : [];
       render();
     },
+    /** Draws the list again (a first prompt became known). */
+    redraw() {
+      render();
+    },
     select(convId) {
       selected = convId;
       render();
@@ -52,6 +58,12 @@ export function createConversationList(list, { onPick }) {
       return items.find((conv) => conv.conv_id === convId);
     },
   };
+}
+
+/** The item's text: the first prompt when known (the id on hover), else the id itself. */
+function labelOf(convId, prompt) {
+  if (!prompt) return h('span', { class: 'conv-id', testid: 'conv-label', title: convId, data: { kind: 'id' }, text: convId });
+  return h('span', { class: 'conv-prompt', testid: 'conv-label', title: `${convId}\n${prompt}`, data: { kind: 'prompt' }, text: truncate(prompt) });
 }
 
 /** Where a fork came from, in words ('' for a conversation that is not a fork). */

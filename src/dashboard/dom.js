@@ -34,6 +34,21 @@ export function pretty(value) {
   }
 }
 
+/** Reads an editor's JSON; on failure marks the editor and says why in `error`. Returns {value} or null. */
+export function readJsonEditor(editor, error) {
+  error.hidden = true;
+  try {
+    const value = JSON.parse(editor.value);
+    editor.classList.remove('invalid');
+    return { value };
+  } catch (failure) {
+    error.textContent = `Invalid JSON: ${failure.message}`;
+    error.hidden = false;
+    editor.classList.add('invalid');
+    return null;
+  }
+}
+
 /** A duration in ms as people read it. */
 export function formatMs(ms) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return '';

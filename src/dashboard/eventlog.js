@@ -28,7 +28,8 @@ const describe = (event) => {
   }
 };
 
-export function createEventLog(list, counter) {
+/** `onSelect(event, row)` runs when a row is clicked (or Enter on a focused row): the frame-detail panel. */
+export function createEventLog(list, counter, { onSelect = () => {} } = {}) {
   let count = 0;
   let gaps = 0;
   let lastSeq = 0;
@@ -56,7 +57,14 @@ export function createEventLog(list, counter) {
         list.append(
           h(
             'li',
-            { class: `frame fam-${family}`, testid: 'frame', data: { seq: String(event.seq ?? ''), type: event.type } },
+            {
+              class: `frame fam-${family}`,
+              testid: 'frame',
+              tabindex: '0',
+              title: 'show the payload',
+              data: { seq: String(event.seq ?? ''), type: event.type },
+              on: { click: (click) => onSelect(event, click.currentTarget), keydown: (key) => key.key === 'Enter' && onSelect(event, key.currentTarget) },
+            },
             h('span', { class: 'seq', text: event.seq ?? '·' }),
             h('span', { class: 'type', text: event.type }),
             h('span', { class: 'detail', text: describe(event) }),

@@ -3,8 +3,9 @@
 // debugger.resume arrives, so every dashboard on the conversation closes it at the same moment.
 
 import { ApiError } from './api.js';
-import { renderDecision } from './decision.js';
-import { formatClock, h, pretty } from './dom.js';
+import { renderDecision, timeoutActionOf } from './decision.js';
+import { formatClock, h, pretty, readJsonEditor } from './dom.js';
+import { createResultEditors } from './result-edit.js';
 
 const REASON_TEXT = {
   continued: 'Continued',
@@ -27,7 +28,7 @@ export function normalizePause(source) {
     inference_id: source.inference_id ?? meta.inference_id,
     tool_calls: (Array.isArray(calls) ? calls : [])
       .filter((call) => call && typeof call === 'object')
-      .map((call) => ({ id: call.id ?? call.tool_call_id, name: call.name ?? '?', input: call.input ?? call.args ?? call.arguments ?? {} })),
+      .map((call) => ({ id: call.id ?? call.tool_call_id, name: call.name ?? '?', input: call.input ?? call.args ?? call.arguments ?? {}, breakpoint: call.breakpoint === true })),
   };
 }
 
@@ -52,8 +53,10 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
   };
   const timer = setInterval(tick, 200);
 
-  const buildCard = (pause) => {
+  // `results`: the tool results an after_tools pause follows ([{id, name, result}]), for "Edit results".
+  const buildCard = (pause, results) => {
     const isEdit = pause.phase === 'after_inference' && pause.tool_calls.length > 0;
+    const resultEditors = pause.phase === 'after_tools' && results.length > 0 ? createResultEditors(results) : null;
     const countdown = h('span', { class: 'countdown', testid: 'pause-countdown' });
     const title = h('strong', { text: 'Paused' });
     const bar = h('div', { class: 'bar' });
@@ -70,7 +73,7 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       const node = h(
         'div',
         { class: 'pause-call', testid: 'pause-call', data: { toolCallId: call.id, name: call.name } },
-        h('label', { class: 'call-head' }, h('span', { class: 'only-deny' }, select), h('strong', { testid: 'pause-call-name', text: call.name }), h('code', { class: 'muted', text: call.id })),
+        h('label', { class: 'call-head' }, h('span', { class: 'only-deny' }, select), h('strong', { testid: 'pause-call-name', text: call.name }), h('code', { class: 'muted', text: call.id }), call.breakpoint ? h('span', { class: 'badge breakpoint', testid: 'breakpoint-mark', title: 'this tool asked for the pause itself', text: 'breakpoint' }) : null),
         h('pre', { class: 'only-view', testid: 'pause-call-args', text: original }),
         h('div', { class: 'only-edit' }, editor, editError),
       );
@@ -78,19 +81,21 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
     });
 
     const buttons = [];
-    const button = (label, testid, cls, onClick) => {
-      const node = h('button', { type: 'button', class: `btn ${cls}`, testid, text: label, on: { click: onClick } });
+    // A shortcut key is shown on its button and pressed through it (shortcuts.js).
+    const button = (label, testid, cls, onClick, shortcut) => {
+      const node = h('button', { type: 'button', class: `btn ${cls}`, testid, 'aria-keyshortcuts': shortcut, data: shortcut ? { shortcut } : undefined, on: { click: onClick } }, label, shortcut ? h('kbd', { class: 'hint', testid: 'shortcut-hint', text: shortcut }) : null);
       buttons.push(node);
       return node;
     };
 
     const node = h(
       'div',
-      { class: 'pause', testid: 'pause-card', data: { pauseId: pause.pause_id, phase: pause.phase, state: 'open', mode: 'view' } },
+      { class: 'pause', testid: 'pause-card', tabindex: '0', data: { pauseId: pause.pause_id, phase: pause.phase, state: 'open', mode: 'view' } },
       h('div', { class: 'pause-head' }, h('span', { class: 'pause-icon', 'aria-hidden': 'true' }), title, h('span', { class: 'badge phase', testid: 'pause-phase', text: pause.phase.replace('_', ' ') }), h('span', { class: 'spacer' }), countdown),
       h('div', { class: 'progress' }, bar),
       h('p', { class: 'summary', testid: 'pause-summary', text: pause.summary || '(no summary)' }),
       calls.length ? h('div', { class: 'pause-calls' }, calls.map((c) => c.node)) : null,
+      resultEditors ? h('div', { class: 'pause-calls' }, resultEditors.nodes) : null,
       h('div', { class: 'only-deny deny-row' }, reason),
       error,
       h(
@@ -99,14 +104,16 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
         h(
           'span',
           { class: 'only-view' },
-          button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' })),
-          isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny')) : null,
-          isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit')) : null,
+          button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' }), 'c'),
+          isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny'), 'd') : null,
+          isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit'), 'e') : null,
+          resultEditors ? button('Edit results…', 'pause-edit-results', 'ghost', () => setMode('results'), 'e') : null,
           // A new conversation paused here again, to decide differently there; this pause stays as it is.
           fork ? button('Fork', 'pause-fork', 'ghost fork', () => forkHere()) : null,
         ),
         h('span', { class: 'only-deny' }, button('Deny selected', 'deny-submit', 'danger', () => submitDeny()), button('Back', 'deny-back', 'ghost', () => setMode('view'))),
         h('span', { class: 'only-edit' }, button('Run with edits', 'edit-submit', 'primary', () => submitEdit()), button('Back', 'edit-back', 'ghost', () => setMode('view'))),
+        resultEditors ? h('span', { class: 'only-results' }, button('Send edited results', 'results-submit', 'primary', () => submitResults()), button('Back', 'results-back', 'ghost', () => setMode('view'))) : null,
       ),
       resolution,
       decided,
@@ -122,6 +129,13 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       showError('');
       if (mode === 'edit') calls[0]?.editor.focus();
       if (mode === 'deny') reason.focus();
+      if (mode === 'results') resultEditors?.first?.focus();
+    }
+
+    function submitResults() {
+      const collected = resultEditors.collect();
+      if (collected.error) return showError(collected.error);
+      return send({ action: 'edit', results: collected.results });
     }
 
     const setBusy = (busy) => {
@@ -166,18 +180,12 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       const edits = {};
       let invalid = false;
       for (const c of calls) {
-        c.editError.hidden = true;
-        let value;
-        try {
-          value = JSON.parse(c.editor.value);
-        } catch (failure) {
+        const read = readJsonEditor(c.editor, c.editError);
+        if (!read) {
           invalid = true;
-          c.editError.textContent = `Invalid JSON: ${failure.message}`;
-          c.editError.hidden = false;
-          c.editor.classList.add('invalid');
           continue;
         }
-        c.editor.classList.remove('invalid');
+        const { value } = read;
         if (value === null || typeof value !== 'object' || Array.isArray(value)) {
           invalid = true;
           c.editError.textContent = 'Arguments must be a JSON object.';
@@ -241,6 +249,11 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
         node.dataset.by = decision.by ?? node.dataset.by ?? '';
         node.dataset.decided = 'true';
         decided.replaceChildren(renderDecision(decision, (id) => pause.tool_calls.find((call) => call.id === id)?.name));
+        // The frame said only why; the record says exactly what: the deny message, the timeout action run.
+        const action = timeoutActionOf(decision);
+        const by = decision.by ? ` by ${decision.by}` : '';
+        if (action) resolution.textContent = `Deadline passed: timeout action ${action} ran${by}`;
+        else if (decision.reason === 'denied' && decision.message) resolution.textContent = `Denied${by}: “${decision.message}”`;
       },
     };
     card.render(serverNow());
@@ -248,13 +261,17 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
   };
 
   return {
-    /** Returns the card for this pause, creating it the first time the pause is heard of. */
-    open(source) {
+    /** Returns the card for this pause (`results`: what an after_tools pause could edit), creating it the first time the pause is heard of. */
+    open(source, { results = [] } = {}) {
       const pause = normalizePause(source);
       let card = cards.get(pause.pause_id);
-      if (!card) {
-        card = buildCard(pause);
+      // A card from ws.hello comes before the replayed results it could edit: rebuilt once they are known.
+      const lacksResults = card?.open && results.length > 0 && !card.node.querySelector('[data-testid="pause-result"]');
+      if (!card || lacksResults) {
+        const old = card;
+        card = buildCard(pause, results);
         cards.set(pause.pause_id, card);
+        old?.node.replaceWith(card.node);
       }
       return card.node;
     },

@@ -3,8 +3,11 @@
 
 import { formatMs, h, keepPinned, pretty } from './dom.js';
 import { renderEarlierDecision } from './decision.js';
+import { firstPromptOf } from './first-prompts.js';
 import { renderBlocks, renderHistoryTurn } from './history.js';
+import { createInferenceReply } from './inference-view.js';
 import { createReasoningBlock } from './reasoning.js';
+import { createRun, createToolCard, setState } from './run-cards.js';
 
 const same = (a, b) => {
   try {
@@ -13,58 +16,6 @@ const same = (a, b) => {
     return false;
   }
 };
-
-const shortId = (id) => (typeof id === 'string' && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
-
-function createRun(event, onFork) {
-  const status = h('span', { class: 'badge running', testid: 'run-status', text: 'running' });
-  // Shown once the run ended: a fork copies finished turns (a running one is forked at its pauses).
-  const fork = onFork && event.turn_id ? h('button', { type: 'button', class: 'btn ghost small fork', testid: 'turn-fork', title: 'a new conversation with the history up to this turn', hidden: true, text: 'Fork', on: { click: () => onFork({ turn_id: event.turn_id }) } }) : null;
-  const prompt = h('div', { class: 'msg user', testid: 'user-prompt', hidden: true });
-  const steps = h('div', { class: 'steps' });
-  const usage = h('div', { class: 'usage', testid: 'run-usage' });
-  const error = h('div', { class: 'run-error', testid: 'run-error', hidden: true });
-  const node = h(
-    'article',
-    { class: 'run', testid: 'run', data: { inferenceId: event.inference_id ?? '', turnId: event.turn_id ?? '', status: 'running' } },
-    h(
-      'header',
-      { class: 'run-head' },
-      h('span', { class: 'run-title', text: 'Run' }),
-      h('code', { class: 'muted', title: event.inference_id ?? '', text: shortId(event.inference_id) }),
-      h('span', { class: 'spacer' }),
-      status,
-      fork,
-    ),
-    prompt,
-    steps,
-    error,
-    h('footer', { class: 'run-foot' }, usage),
-  );
-  return { node, status, fork, prompt, steps, usage, error, tools: new Map(), message: null, tokens: { input: 0, output: 0 }, turnId: event.turn_id };
-}
-
-function createToolCard(event) {
-  const state = h('span', { class: 'badge requested', testid: 'tool-state', text: 'requested' });
-  const duration = h('span', { class: 'muted', testid: 'tool-duration' });
-  const ran = h('div', { class: 'tool-section', hidden: true });
-  const result = h('div', { class: 'tool-section', hidden: true });
-  const node = h(
-    'div',
-    { class: 'tool', testid: 'tool-call', data: { toolCallId: event.id ?? '', name: event.name ?? '', state: 'requested' } },
-    h('div', { class: 'tool-head' }, h('span', { class: 'tool-icon', text: '⚙' }), h('strong', { testid: 'tool-name', text: event.name ?? '?' }), h('code', { class: 'muted', text: shortId(event.id) }), h('span', { class: 'spacer' }), duration, state),
-    h('div', { class: 'tool-section' }, h('div', { class: 'label', text: 'arguments' }), h('pre', { testid: 'tool-args', text: pretty(event.input) })),
-    ran,
-    result,
-  );
-  return { node, state, duration, ran, result, input: event.input };
-}
-
-function setState(tool, name, label = name) {
-  tool.node.dataset.state = name;
-  tool.state.className = `badge ${name}`;
-  tool.state.textContent = label;
-}
 
 /** Creates the transcript inside `pane`. `pauses` places and resolves pause cards (see pauses.js). */
 export function createTimeline(pane, { pauses, onFork }) {
@@ -130,6 +81,9 @@ export function createTimeline(pane, { pauses, onFork }) {
     const parts = [meta.model, usage.input_tokens !== undefined && `${usage.input_tokens} in / ${usage.output_tokens ?? 0} out tokens`, meta.stop_reason && `stop: ${meta.stop_reason}`, formatMs(meta.duration_ms)];
     message.meta.textContent = parts.filter(Boolean).join(' · ');
     run.usage.textContent = `usage: ${run.tokens.input} input + ${run.tokens.output} output tokens`;
+    run.reply = createInferenceReply(event);
+    for (const call of run.calls ?? []) run.reply.addCall(call);
+    message.node.append(run.reply.node);
     run.message = null;
   };
 
@@ -158,6 +112,11 @@ export function createTimeline(pane, { pauses, onFork }) {
     'llm.start': (event) => {
       const run = ensureRun(event);
       run.message = null;
+      // The results an after_tools pause follows are this inference's; earlier ones are settled.
+      run.results = [];
+      // The calls this inference asks for may stream before its llm.final: its reply lists them.
+      run.calls = [];
+      run.reply = null;
       assistantMessage(run);
     },
     'llm.delta': (event) => {
@@ -183,7 +142,11 @@ export function createTimeline(pane, { pauses, onFork }) {
       run.lastError = event.message;
       run.steps.append(h('div', { class: 'event-error', testid: 'llm-error' }, h('strong', { text: 'model error' }), ` ${event.message ?? ''}`, event.code ? h('code', { class: 'muted', text: ` ${event.code}` }) : null));
     },
-    'tool.start': (event) => toolFor(ensureRun(event), event),
+    'tool.start': (event) => {
+      const run = ensureRun(event);
+      if (!run.tools.has(event.id)) (run.reply ? run.reply.addCall(event) : (run.calls ??= []).push(event));
+      toolFor(run, event);
+    },
     'tool.delta': (event) => {
       const tool = toolFor(ensureRun(event), event);
       setState(tool, 'running');
@@ -195,9 +158,11 @@ export function createTimeline(pane, { pauses, onFork }) {
       }
     },
     'tool.result': (event) => {
-      const tool = toolFor(ensureRun(event), event);
+      const run = ensureRun(event);
+      const tool = toolFor(run, event);
       const failed = event.error !== undefined && event.error !== null && event.error !== '';
       setState(tool, failed ? 'error' : 'ok', failed ? 'error' : 'ok');
+      if (!failed) (run.results ??= []).push({ id: event.id, name: event.name ?? tool.node.dataset.name, result: event.result });
       tool.result.replaceChildren(
         h('div', { class: `label ${failed ? 'bad' : 'good'}`, text: failed ? 'error' : 'result' }),
         h('pre', { class: failed ? 'bad' : '', testid: failed ? 'tool-error' : 'tool-result', text: pretty(failed ? event.error : event.result) }),
@@ -213,7 +178,7 @@ export function createTimeline(pane, { pauses, onFork }) {
       // Its frames are here after all: the card replaces the compact earlier entry.
       pane.querySelector(`[data-testid="earlier-decision"][data-pause-id="${CSS.escape(event.pause_id ?? event.id ?? '')}"]`)?.remove();
       const run = ensureRun(event);
-      run.steps.append(pauses.open(event));
+      run.steps.append(pauses.open(event, { results: event.phase === 'after_tools' ? run.results ?? [] : [] }));
     },
     'debugger.resume': (event) => pauses.resolve(event),
     'run.end': (event) => {
@@ -257,8 +222,7 @@ export function createTimeline(pane, { pauses, onFork }) {
       for (const run of runs) {
         if (!run.prompt.hidden || !run.turnId) continue;
         const turn = turns?.find((candidate) => candidate.id === run.turnId);
-        const user = turn?.blocks?.filter((block) => block.kind === 'user').at(-1);
-        showPrompt(run, textOf(user?.payload));
+        showPrompt(run, firstPromptOf(turn ? [turn] : []));
       }
     },
     /** Decisions whose pauses have no card here (their frames are gone), at the top, once each. */
@@ -298,11 +262,4 @@ export function createTimeline(pane, { pauses, onFork }) {
       return current !== null;
     },
   };
-}
-
-function textOf(payload) {
-  if (typeof payload === 'string') return payload;
-  if (!payload || typeof payload !== 'object') return '';
-  for (const key of ['text', 'prompt', 'content']) if (typeof payload[key] === 'string') return payload[key];
-  return '';
 }

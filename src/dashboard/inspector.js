@@ -1,0 +1,48 @@
+// The debugger's side panels, wired together: the event log with its frame-payload panel, the
+// Events tab of narrow windows, and the per-tool breakpoints that learn tool names from frames.
+
+import { api } from './api.js';
+import { createBreakpoints } from './breakpoints.js';
+import { createEventLog } from './eventlog.js';
+import { createFrameDetail } from './frame-detail.js';
+import { createPaneTabs } from './panes.js';
+
+/** `byTestId(id)` finds the page's nodes; `convId()` is the open conversation; the rest are callbacks. */
+export function createInspector({ byTestId, convId, onBreakpointsSet, onError }) {
+  const counter = byTestId('frame-count');
+  const frameDetail = createFrameDetail(byTestId('frame-detail'));
+  const eventLog = createEventLog(byTestId('event-log'), counter, { onSelect: frameDetail.show });
+  const panes = createPaneTabs(byTestId('pane-tabs'), byTestId('layout'), byTestId('tab-events-count'));
+  const breakpoints = createBreakpoints(byTestId('breakpoints'), {
+    convId,
+    enable: api.setBreakpoints,
+    onSet: onBreakpointsSet,
+    onError: (failure) => onError(failure, `Could not set breakpoints${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`),
+  });
+  api
+    .profiles()
+    .then((reply) => breakpoints.learn((reply.profiles ?? []).flatMap((profile) => profile.tools ?? [])))
+    .catch(() => undefined);
+
+  return {
+    eventLog,
+    /** Logs a frame and lets the panels learn from it. */
+    frame(event) {
+      eventLog.append(event);
+      panes.count(counter.dataset.count);
+      breakpoints.learnFrame(event);
+    },
+    /** A pause from ws.hello names tools too. */
+    pause(pause) {
+      breakpoints.learn((pause.tool_calls ?? []).map((call) => call?.name));
+    },
+    /** The conversation's step filter (GET /conversations/:id). */
+    showFilter: breakpoints.showFilter,
+    /** Another conversation: an empty log and no payload open. */
+    reset() {
+      eventLog.reset();
+      frameDetail.close();
+      panes.count(0);
+    },
+  };
+}
