@@ -12,6 +12,7 @@ import { debugRoutes } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
 import { forkRoutes } from './routes-fork.js';
 import type { Store } from '../core/store.js';
+import { joinCluster, type ClusterStore } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
@@ -38,6 +39,11 @@ export interface ServerOptions {
    * which every decision is written to.
    */
   readonly store?: Store;
+  /**
+   * The store this instance shares with the other instances of one service (SPEC §7, `--store redis`):
+   * clients then follow every conversation wherever it runs. Default none: a service of one process.
+   */
+  readonly cluster?: ClusterStore;
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;
 }
@@ -74,11 +80,13 @@ const ROUTES: readonly (readonly [string, string])[] = [
 /** Builds the express app and the WebSocket server on one http server; reads no env, never listens. */
 export function createServer(options: ServerOptions): StepwiseServer {
   // A frame the store cannot commit reaches no client (SPEC §6): the server's error log says so.
-  const stepwise = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime });
+  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime });
+  const joined = options.cluster ? joinCluster(local, options.cluster) : undefined;
+  const stepwise = joined?.stepwise ?? local;
   // Subscribed before any client, so it sees every committed frame first and in hub order.
   const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
   const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
-  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles };
+  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, ...(joined ? { join: joined.join } : {}) };
   const tokens: TokenTable = options.tokens ?? new Map();
   const app = buildApp(context, tokens, options);
   const http = createHttpServer(app);
