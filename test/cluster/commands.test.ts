@@ -1,17 +1,10 @@
 import { get, post } from '../helpers/server-harness.js';
-import { useRedisServer } from '../helpers/redis-server.js';
-import { runToPause, until, useDurableServers } from '../durable/helpers.js';
+import { runToPause, until } from '../durable/helpers.js';
+import { useTwoInstances } from './helpers.js';
 
 /** Commands posted to any instance reach the run's owner, and the owner's answer is the reply (SPEC §7). */
 describe('commands across instances', () => {
-  const redis = useRedisServer();
-  const { dir: d, serve } = useDurableServers();
-  const twoInstances = async () => {
-    const script = d().script('tool', 'slow');
-    const flags = ['--store', 'redis', '--redis-url', redis().url, '--lease-ms', '1000'];
-    const [a, b] = await Promise.all([serve(d(), script, flags), serve(d(), script, flags)]);
-    return { a, b };
-  };
+  const twoInstances = useTwoInstances();
 
   it('should list A\'s pause on B, refuse /chat on B with 409, and resume A\'s run from continue and step disable on B', async () => {
     const { a, b } = await twoInstances();

@@ -1,18 +1,11 @@
 import { post } from '../helpers/server-harness.js';
-import { useRedisServer } from '../helpers/redis-server.js';
 import { SemClient } from '../helpers/server-ws-client.js';
-import { runToPause, useDurableServers } from '../durable/helpers.js';
+import { runToPause } from '../durable/helpers.js';
+import { useTwoInstances } from './helpers.js';
 
 /** Two real `serve --store redis` processes on one real redis-server are one service (SPEC §7). */
 describe('a WebSocket on another instance than the run', () => {
-  const redis = useRedisServer();
-  const { dir: d, serve } = useDurableServers();
-  const twoInstances = async () => {
-    const script = d().script('tool', 'slow');
-    const flags = ['--store', 'redis', '--redis-url', redis().url, '--lease-ms', '1000'];
-    const [a, b] = await Promise.all([serve(d(), script, flags), serve(d(), script, flags)]);
-    return { a, b };
-  };
+  const twoInstances = useTwoInstances();
   const seqs = (client: SemClient): number[] => client.sequenced.map((frame) => frame.seq as number);
   const consecutive = (from: number, to: number | undefined): number[] => Array.from({ length: (to ?? 0) - from + 1 }, (_, i) => from + i);
 
