@@ -12,6 +12,7 @@ import { createServer } from '../server/app.js';
 import { parseTokens } from '../server/auth.js';
 import { profileChoices, type Profile } from '../server/profiles.js';
 import type { Store } from '../core/store.js';
+import type { ClusterStore } from '../cluster/index.js';
 import { openStore } from '../store/open-store.js';
 import { printableUrl, REDIS_STORE_DEFAULTS } from '../store/redis/index.js';
 import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
@@ -96,6 +97,8 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     runtime: { ...runtime, store },
     // The audit trail route reads the same store the runtime writes.
     store,
+    // Redis is shared by every instance of the service (SPEC §7).
+    ...(isClusterStore(store) ? { cluster: { store, redisUrl: redisUrlOf(options, env), leaseMs: options.leaseMs } } : {}),
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,
@@ -160,10 +163,18 @@ function stopOnSignals(close: () => Promise<void>): void {
   process.once('SIGTERM', stop);
 }
 
+function redisUrlOf(options: ServeOptions, env: Env): string {
+  return options.redisUrl ?? (env['STEPWISE_REDIS_URL'] || REDIS_STORE_DEFAULTS.url);
+}
+
+function isClusterStore(store: Store): store is ClusterStore {
+  return typeof (store as Partial<ClusterStore>).tail$ === 'function';
+}
+
 /** `--store`, `--data-dir` and `--redis-url` (or STEPWISE_REDIS_URL), said in the CLI's words. */
 function openServerStore(options: ServeOptions, env: Env): Store {
   if (options.store === 'redis') {
-    const redisUrl = options.redisUrl ?? (env['STEPWISE_REDIS_URL'] || REDIS_STORE_DEFAULTS.url);
+    const redisUrl = redisUrlOf(options, env);
     // An unreachable Redis fails the first read (recovery, below): exit 1 with a StoreUnavailableError.
     const store = openStore({ kind: 'redis', redisUrl });
     console.log(`store: redis at ${printableUrl(redisUrl)}`);

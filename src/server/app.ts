@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { WebSocketServer } from 'ws';
 import { createStepwise, type Stepwise, type StepwiseConfig } from '../sessions/runtime.js';
 import { requireCaller, type TokenTable } from './auth.js';
@@ -12,6 +12,7 @@ import { debugRoutes } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
 import { forkRoutes } from './routes-fork.js';
 import type { Store } from '../core/store.js';
+import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
@@ -38,6 +39,11 @@ export interface ServerOptions {
    * which every decision is written to.
    */
   readonly store?: Store;
+  /**
+   * The store this instance shares with the other instances of one service (SPEC §7, `--store redis`):
+   * clients then follow every conversation wherever it runs. Default none: a service of one process.
+   */
+  readonly cluster?: ClusterConfig;
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;
 }
@@ -74,14 +80,17 @@ const ROUTES: readonly (readonly [string, string])[] = [
 /** Builds the express app and the WebSocket server on one http server; reads no env, never listens. */
 export function createServer(options: ServerOptions): StepwiseServer {
   // A frame the store cannot commit reaches no client (SPEC §6): the server's error log says so.
-  const stepwise = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime });
+  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime });
+  const joined = options.cluster ? joinCluster(local, options.cluster) : undefined;
+  const stepwise = joined?.stepwise ?? local;
   // Subscribed before any client, so it sees every committed frame first and in hub order.
   const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
   const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
-  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles };
+  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, ...(joined ? { join: joined.join } : {}) };
   const tokens: TokenTable = options.tokens ?? new Map();
-  const app = buildApp(context, tokens, options);
-  const http = createHttpServer(app);
+  const http = createHttpServer();
+  const app = buildApp(context, tokens, options, joined && clusterRoutesOf(joined, context, http));
+  http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
   const forwarder = createWsForwarder(
@@ -112,7 +121,21 @@ export function createServer(options: ServerOptions): StepwiseServer {
   return { app, http, stepwise, close };
 }
 
-function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions): Express {
+/** The cluster's routes; what another instance delivers here is served as if it came to this server. */
+function clusterRoutesOf(joined: ClusterRuntime, context: ServerContext, http: Server): Router {
+  return joined.routes(context.debug, async ({ method, path, authorization, body }) => {
+    const address = http.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const reply = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+      ...(method === 'GET' ? {} : { body: JSON.stringify(body ?? {}) }),
+    });
+    return { status: reply.status, body: await reply.json() };
+  });
+}
+
+function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions, cluster?: Router): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -123,6 +146,7 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
   app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
+  if (cluster) app.use(cluster);
   app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   app.use(forkRoutes(context));
   app.get('/ws', () => {

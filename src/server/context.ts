@@ -14,6 +14,8 @@ export interface ServerContext {
   readonly debug: boolean;
   /** SPEC §9 profiles by slug; empty when the server has none. */
   readonly profiles: ProfileTable;
+  /** With several instances (SPEC §7): makes a conversation another instance created known here. */
+  readonly join?: (convId: string) => Promise<void>;
 }
 
 export const CONV_ID = /^[A-Za-z0-9_-]{1,128}$/;

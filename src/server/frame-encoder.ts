@@ -44,6 +44,11 @@ interface ConversationMessages {
   runs: Map<string, RunMessages>;
   /** Set once the frames before `liveFrom` are learned (or being learned). */
   past?: Promise<void>;
+  /**
+   * The newest seq learned from the store: with several instances a frame can be committed (and read
+   * there) before it arrives here live, and must not be learned twice.
+   */
+  pastUpTo?: number;
 }
 
 /**
@@ -63,6 +68,7 @@ export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: P
   const subscription: Subscription = frames$.subscribe((item) => {
     const convId = item.event.conv_id;
     const known = conversations.get(convId);
+    if (known?.pastUpTo !== undefined && item.seq <= known.pastUpTo) return;
     // Known only from the store so far: what is committed from now on is learned here, not there.
     if (known?.liveFrom === Number.POSITIVE_INFINITY) known.liveFrom = item.seq;
     if (!known) {
@@ -79,7 +85,11 @@ export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: P
     for (let since = 0; since < known.liveFrom - 1; ) {
       const limit = Math.min(LEARN_PAGE, known.liveFrom - 1 - since);
       const { frames } = await store.frames(convId, { since_seq: since, limit });
-      for (const item of frames) if (item.seq < known.liveFrom) learn(runs, item as SequencedEvent);
+      for (const item of frames) {
+        if (item.seq >= known.liveFrom) break;
+        learn(runs, item as SequencedEvent);
+        known.pastUpTo = item.seq;
+      }
       const last = frames[frames.length - 1];
       if (!last || frames.length < limit) break;
       since = last.seq;

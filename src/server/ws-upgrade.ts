@@ -24,15 +24,26 @@ export function createUpgradeHandler(config: UpgradeConfig) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const checked = check(config, req, url);
-    if ('status' in checked) {
-      refuse(socket, checked);
+    const upgrade = (): void => {
+      const checked = check(config, req, url);
+      if ('status' in checked) {
+        refuse(socket, checked);
+        return;
+      }
+      config.wss.handleUpgrade(req, socket, head, (ws) => {
+        const session = config.context.stepwise.sessions.open({ conv_id: checked.convId, ...(checked.user ? { owner: checked.user } : {}) });
+        config.forwarder.attach(ws, socket, { session, ...(checked.sinceSeq === undefined ? {} : { sinceSeq: checked.sinceSeq }) });
+      });
+    };
+    // With several instances, a conversation another one created is brought here first (SPEC §7).
+    const convId = url.searchParams.get('conv_id');
+    if (!config.context.join || convId === null || !CONV_ID.test(convId)) {
+      upgrade();
       return;
     }
-    config.wss.handleUpgrade(req, socket, head, (ws) => {
-      const session = config.context.stepwise.sessions.open({ conv_id: checked.convId, ...(checked.user ? { owner: checked.user } : {}) });
-      config.forwarder.attach(ws, socket, { session, ...(checked.sinceSeq === undefined ? {} : { sinceSeq: checked.sinceSeq }) });
-    });
+    config.context.join(convId).then(upgrade, () =>
+      refuse(socket, { status: 503, code: 'store_unavailable', message: 'the store cannot be reached; try again' }),
+    );
   };
 }
 

@@ -89,6 +89,11 @@ export interface SessionRegistry {
   list(): Session[];
   /** Cancels the conversation's run, switches its step mode off and drops it and its buffered events. */
   close(convId: string): boolean;
+  /**
+   * A conversation another instance created (SPEC §7), as this one's session without a run: same ids,
+   * turns and owner; seq goes on from its stored log. The session already here when there is one.
+   */
+  adopt(conversation: StoredConversation): Session;
   /** Cancels every run and closes every session. */
   dispose(): void;
 }
@@ -268,6 +273,14 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       return session;
     },
     get: (convId) => sessions.get(convId),
+    adopt: (conversation) => {
+      const existing = sessions.get(conversation.conv_id);
+      if (existing) return existing;
+      if (conversation.last_seq > hub.lastSeq(conversation.conv_id)) hub.seed(conversation.conv_id, conversation.last_seq);
+      const session = reopen(conversation, undefined);
+      session.restoreTurns(conversation.turns);
+      return session;
+    },
     list: () => [...sessions.values()],
     close,
     dispose: () => {

@@ -1,0 +1,17 @@
+import type { FrameEvent, Store } from '../core/store.js';
+import type { Stepwise } from '../sessions/runtime.js';
+
+/**
+ * Brings a conversation another instance created or went on with into this one: its session when it
+ * has none here (from the store, as a restart would, but without a run), and its seq from the stored
+ * log, so `ws.hello`'s `last_seq` is the service's and not this instance's.
+ */
+export async function adoptConversation(stepwise: Stepwise, store: Store<FrameEvent>, convId: string): Promise<void> {
+  const [record, lastSeq] = await Promise.all([store.conversation(convId), store.lastSeq(convId)]);
+  if (!record) return;
+  if (lastSeq > stepwise.hub.lastSeq(convId)) stepwise.hub.seed(convId, lastSeq);
+  if (stepwise.sessions.get(convId)) return;
+  const [turns, engineState] = await Promise.all([store.turns(convId), store.engineState(convId)]);
+  if (stepwise.sessions.get(convId)) return;
+  stepwise.sessions.adopt({ ...record, turns, last_seq: lastSeq, ...(engineState === undefined ? {} : { engine_state: engineState }) });
+}

@@ -1,0 +1,77 @@
+import { defer, finalize, share, Subject, tap, type Observable, type Subscription } from 'rxjs';
+import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
+import type { BufferedFrames, EventHub } from '../streams/event-hub.js';
+import type { SequencedEvent } from '../streams/events.js';
+import type { FrameLog } from '../streams/frame-log.js';
+
+/** A conversation's committed frames after a seq, appended by any instance (the Redis store's `tail$`). */
+export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<StoredFrame>;
+
+/**
+ * The frame log clients read on one instance of a service (SPEC §7): a conversation's live frames come
+ * from the store's tail (one shared tail per conversation on this instance, whoever runs it: the
+ * instance that owns a run now, or one that took it over, all append to the same stream), so a client
+ * gets every frame once and in seq order wherever the run executes. Replay is the local log's, which
+ * reads the store when its buffer does not hold the frames asked for. The hub is told the seqs seen,
+ * so a run this instance starts later goes on after them.
+ */
+export function createClusterFrames(local: FrameLog, hub: EventHub, store: Pick<Store<FrameEvent>, 'frames'>, tail$: FrameTail$): FrameLog {
+  const tails = new Map<string, Observable<SequencedEvent>>();
+  // Per conversation, the newest seq `events$` has carried: each frame reaches the encoder once,
+  // from the local log or from the tail, whichever is first.
+  const seen = new Map<string, number>();
+  const events$ = new Subject<SequencedEvent>();
+  const announce = (frame: SequencedEvent): void => {
+    const convId = frame.event.conv_id;
+    if (frame.seq <= (seen.get(convId) ?? 0)) return;
+    seen.set(convId, frame.seq);
+    if (frame.seq > hub.lastSeq(convId)) hub.seed(convId, frame.seq);
+    events$.next(frame);
+  };
+  const localFrames: Subscription = local.events$.subscribe(announce);
+
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
+    const found = local.buffered(convId, sinceSeq, limit);
+    if (!found) return undefined;
+    // The hub's buffer may stop short of a seq it was told of (frames another instance appended).
+    const wanted = Math.min(limit, found.lastSeq - sinceSeq);
+    if (wanted <= 0) return found;
+    return found.frames.length === wanted && found.frames.at(-1)?.seq === sinceSeq + wanted ? found : undefined;
+  };
+
+  const tailOf = (convId: string): Observable<SequencedEvent> =>
+    // From what is committed when the first client joins: the forwarder replays what came before.
+    defer(() => tail$(convId, local.lastSeq(convId)) as Observable<SequencedEvent>).pipe(
+      tap(announce),
+      finalize(() => tails.delete(convId)),
+      share(),
+    );
+
+  return {
+    events$: events$.asObservable(),
+    conversation$: (convId) => {
+      let channel = tails.get(convId);
+      if (!channel) tails.set(convId, (channel = tailOf(convId)));
+      return channel;
+    },
+    lastSeq: (convId) => local.lastSeq(convId),
+    isWatched: (convId) => tails.has(convId) || local.isWatched(convId),
+    buffered,
+    read: async (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) => {
+      const found = buffered(convId, sinceSeq, limit);
+      if (found) return found;
+      const last = local.lastSeq(convId);
+      const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
+      return { frames: page.frames.filter((frame) => frame.seq <= last) as SequencedEvent[], lastSeq: last };
+    },
+    forget: (convId) => {
+      seen.delete(convId);
+      local.forget(convId);
+    },
+    dispose: () => {
+      localFrames.unsubscribe();
+      local.dispose();
+      events$.complete();
+    },
+  };
+}

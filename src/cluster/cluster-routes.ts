@@ -1,0 +1,140 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { FrameEvent, Store, StoredPause } from '../core/store.js';
+import type { Stepwise } from '../sessions/runtime.js';
+import { callerFrom, mayAccess } from '../server/auth.js';
+import { errorBody } from '../server/errors.js';
+import type { Commands } from './commands.js';
+import type { Leases } from './lease.js';
+
+export interface ClusterRoutePorts {
+  readonly stepwise: Stepwise;
+  readonly store: Store<FrameEvent>;
+  readonly leases: Leases;
+  readonly commands: Commands;
+  readonly instanceId: string;
+  readonly debug: boolean;
+  /** Makes a conversation another instance created known here. */
+  readonly join: (convId: string) => Promise<void>;
+}
+
+type Handler = (req: Request, res: Response) => Promise<boolean>;
+
+const convIdOf = (body: unknown): string | undefined => {
+  const convId = (body as { conv_id?: unknown } | undefined)?.conv_id;
+  return typeof convId === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(convId) ? convId : undefined;
+};
+
+/**
+ * What makes the routes one service's (SPEC §7), in front of the single-process routes: a request
+ * about a run another instance owns is delivered to it and its answer is the reply; `POST /chat`
+ * takes the conversation's lease first (409 `run_in_progress` while another instance holds it);
+ * `GET /debug/pauses` lists the service's pauses from the store. Anything else goes on to the usual
+ * route, after the conversation is brought here from the store.
+ */
+export function clusterRoutes(ports: ClusterRoutePorts): Router {
+  const router = Router();
+  const { leases, commands, instanceId } = ports;
+  const otherOwner = async (convId: string): Promise<string | undefined> => {
+    const holder = await leases.holder(convId);
+    return holder !== null && holder !== instanceId ? holder : undefined;
+  };
+  const forward = async (owner: string, req: Request, res: Response): Promise<void> => {
+    const authorization = req.headers.authorization;
+    const reply = await commands.send(owner, { method: req.method, path: req.originalUrl, body: req.body, ...(authorization ? { authorization } : {}) });
+    if (reply) res.status(reply.status).json(reply.body);
+    else res.status(503).json(errorBody('owner_unavailable', `the instance running this conversation did not answer; try again`));
+  };
+  const handle =
+    (handler: Handler) =>
+    (req: Request, res: Response, next: NextFunction): void => {
+      handler(req, res).then(
+        (answered) => answered || next(),
+        () => res.status(503).json(errorBody('store_unavailable', 'the store cannot be reached; try again')),
+      );
+    };
+
+  router.post(
+    '/chat',
+    handle(async (req, res) => {
+      const convId = convIdOf(req.body);
+      if (convId === undefined) {
+        // A new conversation: nobody else knows it, its lease is taken once its run started.
+        res.once('finish', () => void leases.sync().catch(() => undefined));
+        return false;
+      }
+      await ports.join(convId);
+      if (!(await leases.acquire(convId))) {
+        const session = ports.stepwise.sessions.get(convId);
+        res.status(409).json({
+          conv_id: convId,
+          ...(session ? { session_id: session.session_id } : {}),
+          ...errorBody('run_in_progress', `conversation ${convId} already has a run in progress (on another instance)`),
+        });
+        return true;
+      }
+      // Released at once when the request started no run.
+      res.once('finish', () => void leases.sync().catch(() => undefined));
+      return false;
+    }),
+  );
+
+  const toOwner: Handler = async (req, res) => {
+    const convId = convIdOf(req.body);
+    if (convId === undefined) return false;
+    const owner = await otherOwner(convId);
+    if (owner === undefined) {
+      await ports.join(convId);
+      return false;
+    }
+    await forward(owner, req, res);
+    return true;
+  };
+  router.post('/chat/cancel', handle(toOwner));
+  router.post('/debug/step/enable', handle(toOwner));
+  router.post('/debug/step/disable', handle(toOwner));
+
+  router.post(
+    '/debug/continue',
+    handle(async (req, res) => {
+      const pauseId = (req.body as { pause_id?: unknown } | undefined)?.pause_id;
+      if (typeof pauseId !== 'string' || ports.stepwise.controller.pending().some((pause) => pause.pause_id === pauseId)) return false;
+      // A pending pause names its conversation; a resolved one is known by its owner only, so a
+      // request that names the conversation reaches the owner's `pause_resolved`.
+      const convId = (await ports.store.pauses()).find((pause) => pause.pause_id === pauseId)?.conv_id ?? convIdOf(req.body);
+      if (convId === undefined) return false;
+      const owner = await otherOwner(convId);
+      if (owner === undefined) return false;
+      await forward(owner, req, res);
+      return true;
+    }),
+  );
+
+  router.get(
+    '/debug/pauses',
+    handle(async (req, res) => {
+      if (!ports.debug) return false;
+      const convId = typeof req.query['conv_id'] === 'string' ? req.query['conv_id'] : undefined;
+      if (convId !== undefined) {
+        await ports.join(convId);
+        if (!(await otherOwner(convId))) return false;
+      }
+      const caller = callerFrom(res);
+      const [stored, conversations] = await Promise.all([ports.store.pauses(convId), ports.store.conversations()]);
+      const allowed = new Set(conversations.filter((c) => mayAccess(caller, c.owner)).map((c) => c.conv_id));
+      if (convId !== undefined && !allowed.has(convId)) return false;
+      const local = ports.stepwise.controller.pending();
+      const known = new Set(local.map((pause) => pause.pause_id));
+      const remote = stored.filter((pause) => !known.has(pause.pause_id)).map(wirePause);
+      res.json({ pauses: [...local, ...remote].filter((pause) => allowed.has(pause.conv_id)) });
+      return true;
+    }),
+  );
+  return router;
+}
+
+/** A stored pause as `/debug/pauses` lists it (SPEC §2: tool_calls only at after_inference). */
+function wirePause(pause: StoredPause): { readonly conv_id: string } {
+  const { tool_calls, ...rest } = pause;
+  if (pause.phase !== 'after_inference') return rest;
+  return Object.assign(rest, { tool_calls: tool_calls.map(({ id, name, input }) => ({ id, name, input })) });
+}

@@ -1,0 +1,85 @@
+import type { Redis } from 'ioredis';
+
+/** A route's request as another instance (the run's owner) is to serve it. */
+export interface ForwardedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly authorization?: string;
+  readonly body: unknown;
+}
+
+/** The owner's answer, as it would have answered the client itself. */
+export interface ForwardedReply {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export interface CommandConfig {
+  readonly instanceId: string;
+  /** The command list of an instance (under the store's prefix). */
+  readonly inboxOf: (instanceId: string) => string;
+  /** The list a reply is pushed to. */
+  readonly replyKeyOf: (requestId: string) => string;
+  /** Serves a request that another instance forwarded here. */
+  readonly serve: (request: ForwardedRequest) => Promise<ForwardedReply>;
+  /** How long a sender waits for the owner's reply before it answers 503, ms. */
+  readonly replyTimeoutMs: number;
+}
+
+export interface Commands {
+  /** Delivers a request to the instance that owns the run; undefined when it did not answer in time. */
+  send(instanceId: string, request: ForwardedRequest): Promise<ForwardedReply | undefined>;
+  dispose(): void;
+}
+
+/** Seconds a blocking pop of the inbox waits before it looks again (so `dispose` ends it soon). */
+const INBOX_BLOCK_S = 1;
+
+/**
+ * Request/reply between instances over Redis lists: a sender RPUSHes `{id, request}` to the owner's
+ * inbox and BLPOPs a reply key of its own; the owner BLPOPs its inbox, serves the request as the
+ * route it names, and RPUSHes the answer (which expires if nobody waits for it any more).
+ * `connect()` gives a connection of its own for each blocking pop.
+ */
+export function createCommands(connect: () => Redis, config: CommandConfig): Commands {
+  const inbox = connect();
+  let stopped = false;
+  const answer = async (raw: string): Promise<void> => {
+    const { id, request } = JSON.parse(raw) as { id: string; request: ForwardedRequest };
+    const reply = await config.serve(request).catch((error: unknown): ForwardedReply => ({
+      status: 500,
+      body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
+    }));
+    const key = config.replyKeyOf(id);
+    await inbox.multi().rpush(key, JSON.stringify(reply)).pexpire(key, config.replyTimeoutMs * 2).exec();
+  };
+  const listen = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        const popped = await inbox.blpop(config.inboxOf(config.instanceId), INBOX_BLOCK_S);
+        // Served one by one in arrival order, as the routes would serve them.
+        if (popped) await answer(popped[1]);
+      } catch {
+        if (!stopped) await new Promise((done) => setTimeout(done, 200));
+      }
+    }
+  };
+  void listen();
+  return {
+    send: async (instanceId, request) => {
+      const id = `${config.instanceId}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+      const waiter = connect();
+      try {
+        await waiter.rpush(config.inboxOf(instanceId), JSON.stringify({ id, request }));
+        const popped = await waiter.blpop(config.replyKeyOf(id), config.replyTimeoutMs / 1000);
+        return popped ? (JSON.parse(popped[1]) as ForwardedReply) : undefined;
+      } finally {
+        waiter.disconnect();
+      }
+    },
+    dispose: () => {
+      stopped = true;
+      inbox.disconnect();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * One service on many instances (SPEC §7, issue 11): what an instance adds to the runtime when its
+ * store is Redis. See src/store/redis/index.ts for the key layout it builds on.
+ * - Frames: a WebSocket on any instance follows a conversation through its stream (./cluster-frames.ts).
+ * - Ownership: the instance that runs a conversation holds its lease (./lease.ts).
+ * - Commands: a request about a run another instance owns is delivered to it over Redis, and its
+ *   answer is the reply (./commands.ts, ./cluster-routes.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Router } from 'express';
+import type { Observable } from 'rxjs';
+import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
+import type { Stepwise } from '../sessions/runtime.js';
+import { adoptConversation } from './adopt.js';
+import { createClusterFrames } from './cluster-frames.js';
+import { clusterRoutes } from './cluster-routes.js';
+import { createCommands, type ForwardedReply, type ForwardedRequest } from './commands.js';
+import { createLeases } from './lease.js';
+
+/** The store an instance of a service shares with the others (the Redis store). */
+export interface ClusterStore extends Store<FrameEvent> {
+  tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
+  readonly keys: { readonly prefix: string; conversation(convId: string): { readonly lease: string } };
+}
+
+export interface ClusterConfig {
+  readonly store: ClusterStore;
+  /** The Redis every instance shares (the store's). */
+  readonly redisUrl: string;
+  /** `--lease-ms`. Default 5000. */
+  readonly leaseMs?: number;
+  /** How long a request delivered to the owner waits for its answer before a 503, ms. Default 5000. */
+  readonly replyTimeoutMs?: number;
+}
+
+/** A runtime joined to its service. */
+export interface ClusterRuntime {
+  readonly instanceId: string;
+  /** The runtime, its `frames` following every instance's frames. */
+  readonly stepwise: Stepwise;
+  /**
+   * Makes a conversation another instance created known here (its session, its seq) before a client
+   * joins it; nothing when it is new or known already. Rejects when the store cannot be read.
+   */
+  join(convId: string): Promise<void>;
+  /** The routes in front of the single-process ones; `serve` answers what other instances deliver here. */
+  routes(debug: boolean, serve: (request: ForwardedRequest) => Promise<ForwardedReply>): Router;
+}
+
+export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
+  const { store } = config;
+  const instanceId = `inst_${randomBytes(6).toString('hex')}`;
+  const leaseMs = config.leaseMs ?? 5000;
+  const connect = (): Redis => new Redis(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
+  const redis = connect();
+  redis.on('error', () => undefined);
+  const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const leases = createLeases(redis, {
+    instanceId,
+    leaseMs,
+    keyOf: (convId) => store.keys.conversation(convId).lease,
+    running: () => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id),
+  });
+  let commands: ReturnType<typeof createCommands> | undefined;
+  const stop = (): void => {
+    commands?.dispose();
+    void leases.dispose().finally(() => redis.disconnect());
+  };
+  const stepwise: Stepwise = {
+    ...base,
+    frames,
+    dispose: () => {
+      base.dispose();
+      frames.dispose();
+      stop();
+    },
+    suspend: async () => {
+      await base.suspend();
+      frames.dispose();
+      stop();
+    },
+  };
+  const join = (convId: string): Promise<void> => adoptConversation(stepwise, store, convId);
+  return {
+    instanceId,
+    stepwise,
+    join,
+    routes: (debug, serve) => {
+      commands = createCommands(
+        () => {
+          const connection = connect();
+          connection.on('error', () => undefined);
+          return connection;
+        },
+        {
+          instanceId,
+          inboxOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
+          replyKeyOf: (id) => `${store.keys.prefix}reply:{${id}}`,
+          serve,
+          replyTimeoutMs: config.replyTimeoutMs ?? 5000,
+        },
+      );
+      return clusterRoutes({ stepwise, store, leases, commands, instanceId, debug, join });
+    },
+  };
+}
+
+export { createClusterFrames, type FrameTail$ } from './cluster-frames.js';
+export type { ForwardedReply, ForwardedRequest } from './commands.js';
