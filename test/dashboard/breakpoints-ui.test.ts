@@ -7,8 +7,7 @@ import { enableStepMode, newConvId, newPage, openDashboard, openPause, recordReq
 import { useDashboardSuite } from './helpers/suite.js';
 
 // SPEC §8 from the page: per-tool breakpoints, edited results at after_tools, the `breakpoint` mark.
-// The server side of (a) and (b) is built on branch `breakpoints`; here the page's requests are checked
-// exactly, and what needs that branch's server is `it.skip` below, named as such.
+// The page's requests are checked exactly, and the server's answer to them end to end.
 const SCRIPT = {
   responses: [{ text: 'Echoing.', tool_calls: [{ id: 'call_echo', name: 'echo', arguments: { message: 'hi' } }] }, { text: 'Done.' }],
 };
@@ -36,19 +35,23 @@ describe('dashboard: breakpoints and result edits', () => {
     await page.getByTestId('breakpoints-apply').click();
     const reply = await answered;
     expect(sent.map((body) => JSON.parse(body))).toEqual([{ conv_id: convId, tools: ['echo'] }]);
-    // This branch's server takes the request (it ignores `tools` until `breakpoints` merges): step mode is on.
+    // The server takes the filter: step mode is on, pausing only for echo.
     expect(reply.status()).toBe(200);
+    expect((await suite.server.api('GET', `/conversations/${convId}`)).body.step_filter).toEqual({ tools: ['echo'] });
     await expect.poll(() => page.getByTestId('step-toggle').isChecked()).toBe(true);
     expect(await page.getByTestId('breakpoint-status').textContent()).toBe('pausing on echo');
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/dashboard-breakpoints.png' });
   });
 
-  // Needs branch `breakpoints`: GET /conversations/:id reports `step_filter`, and the page checks its tools.
-  it.skip('should show the conversation filter from the server after a reload (branch breakpoints)', async () => {
+  // GET /conversations/:id reports `step_filter`, and the page checks its tools.
+  it('should show the conversation filter from the server after a reload', async () => {
     const convId = newConvId('bp-filter');
-    await suite.server.api('POST', '/debug/step/enable', { conv_id: convId, tools: ['add'] });
+    // The page's WebSocket opens the conversation; the filter is then set from outside and read after a reload.
     const page = suite.track(await openDashboard(suite.browser, suite.server.url, convId));
+    expect((await suite.server.api('POST', '/debug/step/enable', { conv_id: convId, tools: ['add'] })).status).toBe(200);
+    await page.reload();
+    await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
     await page.getByTestId('breakpoints-toggle').click();
     await expect.poll(() => page.locator('[data-testid="breakpoint-tool"][data-name="add"]').isChecked()).toBe(true);
     expect((await suite.server.api('GET', `/conversations/${convId}`)).body.step_filter).toEqual({ tools: ['add'] });
@@ -85,25 +88,18 @@ describe('dashboard: breakpoints and result edits', () => {
     expect(decisions).toHaveLength(0);
 
     await editor.fill('{"echoed": "HI, edited"}');
+    const pauseId = await card.getAttribute('data-pause-id');
+    await card.screenshot({ path: 'test-results/dashboard-edit-results.png' });
     const answered = page.waitForResponse((response) => response.url().endsWith('/debug/continue'));
     await card.getByTestId('results-submit').click();
-    const reply = await answered;
-    const pauseId = await card.getAttribute('data-pause-id');
+    expect((await answered).status()).toBe(200);
     expect(JSON.parse(decisions[0]!)).toEqual({ pause_id: pauseId, conv_id: convId, action: 'edit', results: { call_echo: { echoed: 'HI, edited' } } });
-    await card.screenshot({ path: 'test-results/dashboard-edit-results.png' });
-    if (reply.status() !== 200) {
-      // This branch's server knows no result edits (400 until `breakpoints` merges): the card says why and stays open.
-      expect(reply.status()).toBe(400);
-      await card.getByTestId('pause-error').waitFor();
-      expect(await card.getByTestId('pause-error').textContent()).toBe((await reply.json()).error.message);
-      await card.getByTestId('results-back').click();
-      await card.getByTestId('pause-continue').click();
-    }
+    await page.locator(`[data-testid="pause-card"][data-pause-id="${pauseId}"][data-state="resolved"][data-reason="edited"]`).waitFor();
     await page.locator('[data-testid="run"][data-status="completed"]').waitFor({ timeout: 15_000 });
   });
 
-  // Needs branch `breakpoints`: the server accepts `results` at after_tools and the model sees them.
-  it.skip('should resolve the after_tools pause as edited and keep the original result (branch breakpoints)', async () => {
+  // The server accepts `results` at after_tools and keeps what the tool really returned.
+  it('should resolve the after_tools pause as edited and keep the original result', async () => {
     const convId = newConvId('results-e2e');
     const page = suite.track(await openDashboard(suite.browser, suite.server.url, convId));
     await enableStepMode(page);
@@ -124,8 +120,8 @@ describe('dashboard: breakpoints and result edits', () => {
   it('should mark pause calls that carry breakpoint: true', async () => {
     const convId = newConvId('bp-mark');
     const page = suite.track(await newPage(suite.browser));
-    // Until `breakpoints` merges no tool asks for a pause itself: the real frame is marked in flight,
-    // exactly as SPEC §8 says that server will send it.
+    // The suite's tools ask for no pause themselves (that would change every other test's run), so the real
+    // frame is marked in flight as SPEC §8 says the server sends it; test/server/breakpoints.test.ts checks the server's mark.
     await page.routeWebSocket(/\/ws\?/, (ws) => {
       const server = ws.connectToServer();
       server.onMessage((message) => {
