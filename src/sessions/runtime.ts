@@ -91,7 +91,8 @@ export interface SessionRegistry {
   close(convId: string): boolean;
   /**
    * A conversation another instance created (SPEC §7), as this one's session without a run: same ids,
-   * turns and owner; seq goes on from its stored log. The session already here when there is one.
+   * turns and owner; seq goes on from its stored log. A session already here is returned, brought up
+   * to date (turns, engine state, step mode) unless it is running: another instance may have run it since.
    */
   adopt(conversation: StoredConversation): Session;
   /** Cancels every run and closes every session. */
@@ -274,10 +275,16 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     },
     get: (convId) => sessions.get(convId),
     adopt: (conversation) => {
-      const existing = sessions.get(conversation.conv_id);
-      if (existing) return existing;
       if (conversation.last_seq > hub.lastSeq(conversation.conv_id)) hub.seed(conversation.conv_id, conversation.last_seq);
-      const session = reopen(conversation, undefined);
+      const existing = sessions.get(conversation.conv_id);
+      if (existing?.running) return existing;
+      // An idle session here is brought up to date: another instance may have run the conversation since.
+      const session = existing ?? reopen(conversation, undefined);
+      if (existing) {
+        if (conversation.engine_state !== undefined) config.engine.restore?.(conversation.conv_id, conversation.engine_state);
+        if (conversation.step.enabled) core.enable(existing.session_id, conversation.step.filter);
+        else core.disable(existing.session_id);
+      }
       session.restoreTurns(conversation.turns);
       return session;
     },
