@@ -15,7 +15,7 @@ import type { Store } from '../core/store.js';
 import type { ClusterStore } from '../cluster/index.js';
 import { openStore } from '../store/open-store.js';
 import { printableUrl, REDIS_STORE_DEFAULTS } from '../store/redis/index.js';
-import { isLoopback, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
+import { isLoopback, loadModelDefaults, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
 import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';
@@ -30,7 +30,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export async function main(argv: readonly string[], env: Env = process.env): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    console.log(mainHelp());
+    console.log(mainHelp(await loadModelDefaults()));
     return;
   }
   if (command === '--version' || command === '-v') {
@@ -49,7 +49,7 @@ export async function main(argv: readonly string[], env: Env = process.env): Pro
     throw error;
   }
   if (options === 'help') {
-    console.log(serveHelp());
+    console.log(serveHelp(await loadModelDefaults()));
     return;
   }
   await serve(options, env);

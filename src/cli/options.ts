@@ -1,6 +1,4 @@
 import { parseArgs } from 'node:util';
-import { ANTHROPIC_DEFAULTS } from '../engines/anthropic.js';
-import { OPENAI_CHAT_DEFAULTS } from '../engines/openai-chat.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../engines/select-engine.js';
 import { DEFAULT_DATA_DIR, STORE_KINDS, type StoreKind } from '../store/open-store.js';
 import { REDIS_STORE_DEFAULTS } from '../store/redis/redis-store.js';
@@ -42,7 +40,8 @@ interface FlagSpec {
   readonly name: string;
   /** The value's placeholder; absent for a boolean switch. */
   readonly arg?: string;
-  readonly default?: string;
+  /** A function when it names what only help may load (the providers' default models). */
+  readonly default?: string | ((models: ModelDefaults) => string);
   readonly help: string;
 }
 
@@ -58,7 +57,7 @@ const FLAGS: readonly FlagSpec[] = [
   {
     name: 'model',
     arg: 'MODEL',
-    default: `${OPENAI_CHAT_DEFAULTS.model} for OpenAI, ${ANTHROPIC_DEFAULTS.model} for Anthropic`,
+    default: (models) => `${models.openai} for OpenAI, ${models.anthropic} for Anthropic`,
     help: 'the provider model',
   },
   {
@@ -140,10 +139,26 @@ function entry(left: string, text: string, indent: number): string {
   return lines.join('\n');
 }
 
-function flagLines(): string {
+/** The providers' default models, which `--help` names. */
+export interface ModelDefaults {
+  readonly openai: string;
+  readonly anthropic: string;
+}
+
+/**
+ * Read from the engine modules only when help is printed: importing one loads its SDK, and the
+ * two SDKs took 0.6-0.8 s CPU of every start (`restart_recover`), the scripted demo's included.
+ */
+export async function loadModelDefaults(): Promise<ModelDefaults> {
+  const [{ OPENAI_CHAT_DEFAULTS }, { ANTHROPIC_DEFAULTS }] = await Promise.all([import('../engines/openai-chat.js'), import('../engines/anthropic.js')]);
+  return { openai: OPENAI_CHAT_DEFAULTS.model, anthropic: ANTHROPIC_DEFAULTS.model };
+}
+
+function flagLines(models: ModelDefaults): string {
   return FLAGS.map((flag) => {
     const left = `  --${flag.name}${flag.arg ? ` ${flag.arg}` : ''}`;
-    return entry(left, `${flag.help}${flag.default ? `. Default: ${flag.default}.` : '.'}`, 34);
+    const fallback = typeof flag.default === 'function' ? flag.default(models) : flag.default;
+    return entry(left, `${flag.help}${fallback ? `. Default: ${fallback}.` : '.'}`, 34);
   }).join('\n');
 }
 
@@ -152,7 +167,7 @@ function environmentLines(): string {
 }
 
 /** `stepwise serve --help`. */
-export function serveHelp(): string {
+export function serveHelp(models: ModelDefaults): string {
   return `usage: stepwise serve [options]
 
 Runs the HTTP + WebSocket server and its dashboard (GET /). Prints "stepwise listening on http://HOST:PORT"
@@ -160,7 +175,7 @@ when ready. SIGINT or SIGTERM exits 0: with a durable store (sqlite, redis) the 
 start, paused ones still paused; with --store memory they are cancelled.
 
 options:
-${flagLines()}
+${flagLines(models)}
 
 environment (read by stepwise; provider keys come from the environment only, never from flags):
 ${environmentLines()}
@@ -169,7 +184,7 @@ The HTTP and WebSocket protocol and the file formats: docs/protocol.md in the pa
 }
 
 /** `stepwise --help`: the commands, then everything `serve` takes. */
-export function mainHelp(): string {
+export function mainHelp(models: ModelDefaults): string {
   return `usage: stepwise <command> [options]
 
 commands:
@@ -178,7 +193,7 @@ commands:
   -h, --help                      print this help and exit
   -v, --version                   print the version and exit
 
-${serveHelp()}`;
+${serveHelp(models)}`;
 }
 
 /** A usage mistake: the message is printed with a pointer to `--help`, and the process exits 1. */

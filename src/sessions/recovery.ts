@@ -1,6 +1,8 @@
-import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
+import type { Observable } from 'rxjs';
+import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPausePhase, StoreSnapshot } from '../core/store.js';
 import type { Block } from '../core/turns.js';
-import { registryOf, type LoopPorts, type LoopState } from '../operators/loop-state.js';
+import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
+import { pauseAt } from '../operators/pause-point.js';
 import { createEvent, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
 
@@ -32,7 +34,7 @@ export const INTERRUPTED = 'interrupted: the server stopped while this tool ran'
 
 /** What recovery needs from the runtime: open a session as it was, and pause a run again as it was. */
 export interface RecoveryPorts {
-  readonly loop: Pick<LoopPorts, 'registry' | 'publish' | 'scheduler'>;
+  readonly loop: Pick<LoopPorts, 'registry' | 'publish' | 'scheduler' | 'controller'>;
   readonly reopen: (conversation: StoredConversation, choices: SessionChoices | undefined) => Session;
   /** The next pause of this run at this phase takes the stored pause's id and deadline. */
   readonly expectPause: (pause: StoredPause) => void;
@@ -51,7 +53,7 @@ export function recoverFrom(
 ): RecoveryReport {
   const running = new Map(snapshot.checkpoints.map((checkpoint) => [checkpoint.conv_id, checkpoint]));
   // By run and phase: a lookup per checkpoint, not a scan of every pause (10 000 paused runs at a restart).
-  const pauseAt = new Map(snapshot.pauses.map((pause) => [`${pause.inference_id}\u0000${pause.phase}`, pause]));
+  const pauseOf = new Map(snapshot.pauses.map((pause) => [`${pause.inference_id}\u0000${pause.phase}`, pause]));
   let runs = 0;
   let pauses = 0;
   for (const conversation of snapshot.conversations) {
@@ -63,13 +65,17 @@ export function recoverFrom(
     if (!checkpoint || !mayResume(conversation.conv_id)) continue;
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
-    const pause = pauseAt.get(`${checkpoint.inference_id}\u0000${checkpoint.next}`);
-    if (pause) {
-      ports.expectPause(pause);
-      pauses += 1;
-    }
-    session.resume(checkpoint, (state) => reenter(ports.loop, checkpoint, state));
+    const pause = pauseOf.get(`${checkpoint.inference_id}\u0000${checkpoint.next}`);
+    const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
     runs += 1;
+    if (!pause) {
+      session.resume(checkpoint, prepare);
+      continue;
+    }
+    ports.expectPause(pause);
+    pauses += 1;
+    // Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled).
+    session.park(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
   }
   return { conversations: snapshot.conversations.length, runs, pauses };
 }
@@ -97,6 +103,18 @@ export function resumedIteration(event: StepwiseEvent): number | undefined {
   if (event.type !== 'log' || event.fields?.['resumed'] !== true) return undefined;
   const iteration = event.fields['iteration'];
   return typeof iteration === 'number' ? iteration : undefined;
+}
+
+/** What a pause phase leads to, as the tool loop goes on from it. */
+const AFTER: Readonly<Record<StoredPausePhase, LoopPhase>> = Object.freeze({ after_inference: 'tools', after_tools: 'inference' });
+
+/**
+ * The pause a restored run waits at, as the tool loop enters it from a checkpoint whose next phase
+ * is that pause: emits the state the resolution leads to. The stored pause's id and deadline come
+ * from the runtime's controller (`expectPause`).
+ */
+function waitAt(ports: RecoveryPorts['loop'], phase: StoredPausePhase, state: LoopState): Observable<LoopState> {
+  return pauseAt(phase, ports, withNext(state, AFTER[phase]));
 }
 
 /** Says the run resumed, and answers the tool calls that were running and may not run twice. */

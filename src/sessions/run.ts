@@ -62,6 +62,12 @@ export function createRun$(
   });
 }
 
+/**
+ * A run cancelled where it stands at `state` without its loop running (restored at a pause, cancelled
+ * before the pause resolved): publishes `run-ended` as cancelled and builds the result, as `createRun$` would.
+ */
+export const cancelledAt = (ports: LoopPorts, state: LoopState): RunResult => ended(ports, state.run, state);
+
 /** Publishes `run-ended` and builds the result; no outcome means the loop was cut short by cancellation. */
 function ended(ports: LoopPorts, run: RunContext, final: LoopState): RunResult {
   const outcome = final.outcome ?? { status: 'cancelled' as const };

@@ -1,10 +1,10 @@
-import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
+import { Subject, Subscription, type Observable, type OperatorFunction } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Block, Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
-import { createRun$, type RunResult } from './run.js';
+import { cancelledAt, createRun$, type RunResult } from './run.js';
 import { LoopRunHandle, type RunHandle, type RunViews } from './run-handle.js';
 
 export type { RunHandle, RunResult } from './run-handle.js';
@@ -109,6 +109,13 @@ export interface Session extends SessionIdentity {
    * tools. `prepare` adjusts the rebuilt state before it runs (interrupted tool calls). No `run-started`.
    */
   resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle;
+  /**
+   * Recovery only: a run restored at a pause, held as that pause alone until it resolves. `wait` is
+   * the pause, from the rebuilt state, and emits the state its resolution leads to: the run's loop
+   * is built only then, so a restart with 10 000 paused runs builds none (`restart_recover`).
+   * Cancelled first, the run ends where it stands, as a paused run does (the pause resolves `cancelled`).
+   */
+  park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void;
   /**
    * Recovery and the cluster only: the finished turns of the conversation as a store has them. Before
    * any run, or on an idle session another instance of the service has run since (SPEC §7).
@@ -234,6 +241,39 @@ class LoopSession implements Session {
   }
 
   resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle {
+    return this.launch(this.restored(checkpoint, prepare), true);
+  }
+
+  park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void {
+    const { ports, settings } = this;
+    const state = this.restored(checkpoint, prepare);
+    const parked: ActiveRun = { turn_id: state.run.turn_id, cancel$: new Subject<void>(), blocks: state.blocks };
+    const held = new Subscription();
+    parked.subscription = held;
+    this.active = parked;
+    settings.onActivity?.(this);
+    held.add(
+      parked.cancel$.subscribe(() => {
+        // The pause's teardown resolves it as `cancelled`, then the run ends as a cancelled loop does.
+        held.unsubscribe();
+        const result = cancelledAt(ports, state);
+        this.finished.push(result.turn);
+        settings.onRunEnded?.(this, result);
+        this.active = undefined;
+        settings.onActivity?.(this);
+      }),
+    );
+    held.add(
+      wait(state).subscribe((resolved) => {
+        if (this.active !== parked) return;
+        held.unsubscribe();
+        this.launch(resolved, true);
+      }),
+    );
+  }
+
+  /** A checkpoint's state, with the session's engine and tools, adjusted by `prepare`. */
+  private restored(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): LoopState {
     if (this.closed) throw new SessionClosedError(this.conv_id);
     if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
     const overrides: RunOverrides = {
@@ -243,7 +283,7 @@ class LoopSession implements Session {
     };
     const run = this.runContext(checkpoint.inference_id, checkpoint.turn_id, overrides, this.chosen.engine, this.chosen.tools);
     const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
-    return this.launch(prepare(state), true);
+    return prepare(state);
   }
 
   restoreTurns(turns: readonly Turn[]): void {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createScriptedEngine, createStepwise, defineTool, type Stepwise } from '../../src/index.js';
-import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Stepwise } from '../../src/index.js';
 import { useTempDir } from './fixtures.js';
+import { pausingRuntime } from './paused-runtime.js';
 
 /**
  * A restart with more paused runs than the runtime keeps idle sessions (`retention.maxSessions`):
@@ -11,15 +10,7 @@ import { useTempDir } from './fixtures.js';
  */
 describe('recovery of more paused runs than retention.maxSessions', () => {
   const dirOf = useTempDir();
-  const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => ({ text }) });
-  const runtime = (dataDir: string): Stepwise =>
-    createStepwise({
-      engine: createScriptedEngine({ responses: [{ tool_calls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'done' }] }),
-      tools: [echo],
-      pauseTimeoutMs: 3_600_000,
-      retention: { maxSessions: 3 },
-      store: createSqliteStore({ dataDir }),
-    });
+  const runtime = (dataDir: string): Stepwise => pausingRuntime(dataDir, { maxSessions: 3 });
 
   it('pauses every run again, with its stored pause id', async () => {
     const dataDir = dirOf();

@@ -55,11 +55,16 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
   // sets instead of issuing tens of thousands of queries.
   const load = (): StoreSnapshot => {
+    const checkpoints = parseAll<RunCheckpoint>(allCheckpoints);
+    // A running turn's blocks are its checkpoint's (both written from one array in one batch): parsed
+    // once, from the checkpoint, not twice (10 000 paused runs at `restart_recover`).
+    const runningBlocks = new Map(checkpoints.map((checkpoint) => [`${checkpoint.conv_id}\u0000${checkpoint.turn_id}`, checkpoint.blocks]));
     const turnsOf = new Map<string, Turn[]>();
     for (const row of allTurns.all() as { conv_id: string; id: string; blocks: string }[]) {
       let list = turnsOf.get(row.conv_id);
       if (!list) turnsOf.set(row.conv_id, (list = []));
-      list.push(toTurn(row));
+      const blocks = runningBlocks.get(`${row.conv_id}\u0000${row.id}`);
+      list.push(blocks === undefined ? toTurn(row) : { id: row.id, blocks: [...blocks] });
     }
     const seqOf = new Map((allLastSeqs.all() as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
     const stateOf = new Map((allEngineStates.all() as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
@@ -72,7 +77,7 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
         ...(state === undefined ? {} : { engine_state: parse<JsonValue>(state) }),
       };
     });
-    return { conversations, pauses: parseAll<StoredPause>(allPauses), checkpoints: parseAll<RunCheckpoint>(allCheckpoints) };
+    return { conversations, pauses: parseAll<StoredPause>(allPauses), checkpoints };
   };
 
   return {
