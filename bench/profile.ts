@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadStepwiseLib } from './lib.js';
+import { runCounts } from './count.js';
 import { runLoopBenchmarks } from './loop.js';
 import { runResumeBenchmarks } from './resume.js';
 import { measureStoreAppend } from './store-append.js';
@@ -11,6 +12,7 @@ import { measureStoreAppend } from './store-append.js';
  * for speed):
  *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume, sqlite, store)
  *   npx tsx bench/profile.ts --summary .prof                          (self and inclusive times of the main thread's profile)
+ *   node --max-semi-space-size=256 --import tsx bench/profile.ts count (subscriptions and bytes per step, see bench/count.ts)
  * Percentages are of the busy samples: idle time (mostly the bench's tsc compile before it starts) is left out.
  */
 
@@ -76,7 +78,8 @@ if (what === '--summary') summarise(dir ?? '.prof');
 else {
   const { lib, stores } = await loadStepwiseLib();
   const dataDir = mkdtempSync(join(tmpdir(), 'stepwise-profile-'));
-  if (what === 'resume') console.log(await runResumeBenchmarks(lib));
+  if (what === 'count') console.table(await runCounts(lib));
+  else if (what === 'resume') console.log(await runResumeBenchmarks(lib));
   else if (what === 'store') console.log(await measureStoreAppend(stores, dataDir, { samples: 10 }));
   else if (what === 'sqlite') console.log(await runLoopBenchmarks(lib, { rounds: 600, only: ['sqlite'], sqlite: { stores, dataDir } }));
   // `loop` (the best case) or `realistic`: stepwise's sampler only, so the profile is ours alone.

@@ -13,7 +13,10 @@ export interface IdSource {
 export function createRandomIds(): IdSource {
   const seed = randomBytes(5).toString('hex');
   let counter = 0;
-  return { next: (prefix) => `${prefix}_${seed}${(counter++).toString(36)}` };
+  // Joined rather than a template: `join` builds one flat string, where a template of this length is
+  // a tree of V8 cons strings, about 0.1 KB more per id and half a dozen ids per paused run
+  // (`paused_heap_per_run`).
+  return { next: (prefix) => [prefix, '_', seed, (counter++).toString(36)].join('') };
 }
 
 /** Counting ids for tests: `pause_1`, `pause_2`, … per prefix. */

@@ -43,11 +43,18 @@ export const isToolUseBlock = (block: Block): block is ToolUseBlock => block.kin
 
 /** Tool calls that have no `tool_use` block with the same id yet, in the order they were asked for. */
 export function pendingToolCalls(blocks: readonly Block[]): ToolCall[] {
-  const answered = new Set<string>();
-  for (const block of blocks) if (isToolUseBlock(block)) answered.add(block.payload.id);
+  // One pass and no Set: the calls open at any point are few (one batch), so each result is matched
+  // against a short list. The loop asks this at every step of a growing turn (`loop_step`'s profile).
   const pending: ToolCall[] = [];
+  // Results that came before their call (not what a loop writes, but a valid list): rare, kept apart.
+  let early: string[] | undefined;
   for (const block of blocks) {
-    if (isToolCallBlock(block) && !answered.has(block.payload.id)) pending.push(block.payload);
+    if (isToolCallBlock(block)) pending.push(block.payload);
+    else if (isToolUseBlock(block)) {
+      const at = pending.findIndex((call) => call.id === block.payload.id);
+      if (at >= 0) pending.splice(at, 1);
+      else (early ??= []).push(block.payload.id);
+    }
   }
-  return pending;
+  return early ? pending.filter((call) => !early.includes(call.id)) : pending;
 }

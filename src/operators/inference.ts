@@ -83,14 +83,14 @@ function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: An
 function foldAnswer(ports: InferencePorts, run: LoopState['run']) {
   const { publish, scheduler, ids } = ports;
   return (answer: Answer, event: EngineEvent): Answer => {
-    const now = scheduler.now();
     if (event.type !== 'reasoning-delta') closeReasoning(ports, run, answer);
     switch (event.type) {
       case 'text-delta':
         answer.text += event.delta;
-        publish(createEvent('text-delta', run, now, { delta: event.delta, cumulative: answer.text }));
+        publish(createEvent('text-delta', run, scheduler.now(), { delta: event.delta, cumulative: answer.text }));
         break;
-      case 'reasoning-delta':
+      case 'reasoning-delta': {
+        const now = scheduler.now();
         if (!answer.reasoningOpen) {
           answer.reasoningOpen = true;
           publish(createEvent('reasoning-started', run, now, {}));
@@ -98,12 +98,13 @@ function foldAnswer(ports: InferencePorts, run: LoopState['run']) {
         answer.reasoning += event.delta;
         publish(createEvent('reasoning-delta', run, now, { delta: event.delta, cumulative: answer.reasoning }));
         break;
+      }
       case 'tool-call': {
         // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
         const id = event.id && !answer.callIds.has(event.id) ? event.id : ids.next('call');
         answer.callIds.add(id);
         answer.calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });
-        publish(createEvent('tool-call-requested', run, now, { tool_call_id: id, name: event.name, args: event.args }));
+        publish(createEvent('tool-call-requested', run, scheduler.now(), { tool_call_id: id, name: event.name, args: event.args }));
         break;
       }
       case 'finished':
@@ -119,13 +120,14 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
   const { publish, scheduler, ids } = ports;
   closeReasoning(ports, run, answer);
   const { text, reasoning, finished } = answer;
+  const now = scheduler.now();
   publish(
-    createEvent('inference-finished', run, scheduler.now(), {
+    createEvent('inference-finished', run, now, {
       text,
       model: finished?.model ?? engineOf(ports, run).model,
       usage: finished?.usage ?? { input_tokens: 0, output_tokens: 0 },
       stop_reason: finished?.stop_reason ?? null,
-      duration_ms: scheduler.now() - startedAt,
+      duration_ms: now - startedAt,
     }),
   );
   const blocks = state.blocks.slice();

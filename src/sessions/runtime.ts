@@ -178,7 +178,10 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const { registry, executor } = toolsFor(config.tools ?? []);
   const engine = engineFor(config.engine);
   const sessions = new Map<string, Session>();
-  const convOfSession = (sessionId: string): string | undefined => [...sessions.values()].find((s) => s.session_id === sessionId)?.conv_id;
+  // By session id, for step mode changes: a scan of every session made enabling step mode on 10 000
+  // sessions quadratic (19 s to pause `paused_heap_per_run`'s runs, so their deadlines passed first).
+  const convBySession = new Map<string, string>();
+  const convOfSession = (sessionId: string): string | undefined => convBySession.get(sessionId);
   const stepOf = (sessionId: string): StepSetting => {
     const filter = core.filterOf(sessionId);
     return filter ? { enabled: core.isEnabled(sessionId), filter } : { enabled: core.isEnabled(sessionId) };
@@ -223,6 +226,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     if (!session) return false;
     // Out of the map first: a run ended by this close reports activity for a session already gone.
     sessions.delete(convId);
+    convBySession.delete(session.session_id);
     retention.forget(convId);
     session.dispose();
     controller.disable(session.session_id);
@@ -259,6 +263,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     fenced.delete(session.conv_id);
     retention.makeRoom(sessions.size + 1);
     sessions.set(session.conv_id, session);
+    convBySession.set(session.session_id, session.conv_id);
     retention.observe(session.conv_id, false);
     return session;
   };
