@@ -103,6 +103,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     tokens,
     allowedOrigins: options.allowedOrigins,
     ...(profiles.length > 0 ? { profiles } : {}),
+    toolSources: toolSourcesOf(options.tools ? ownTools : [], mcp?.servers ?? []),
     onError: (error) => console.error('stepwise: unexpected error:', error),
   });
   // A server that dies while serving: the runs in progress hear of it (stderr already has).
@@ -240,6 +241,13 @@ async function loadScript(file: string): Promise<Script> {
  * `--tools FILE` when given; else the demo tools with the scripted demo, or for a real model only when
  * `--demo-tools` asks (a real model must not be offered a fake `get_weather` by surprise).
  */
+/** `GET /tools`'s `source` of each tool not built in: the tools file's, each MCP server's. */
+function toolSourcesOf(fileTools: readonly Tool[], servers: readonly { name: string; tools: readonly string[] }[]): Map<string, string> {
+  const sources = new Map<string, string>(fileTools.map((tool) => [tool.name, 'tools-file']));
+  for (const server of servers) for (const name of server.tools) sources.set(name, `mcp:${server.name}`);
+  return sources;
+}
+
 async function chooseTools(options: ServeOptions, scripted: boolean): Promise<Tool[]> {
   if (options.tools) return loadTools(options.tools);
   if (scripted || options.demoTools) return createDemoTools();

@@ -156,10 +156,7 @@ function onHello(hello, { clockOffsetMs, resumed }) {
   showMeta();
   stepToggle.joined();
   if (resumed) eventLog.mark(`resumed after seq ${state.connection?.lastSeq ?? 0}`);
-  for (const pause of hello.pending_pauses ?? []) {
-    inspector.pause(pause);
-    state.timeline.placePause(state.deck.open(pause));
-  }
+  for (const pause of hello.pending_pauses ?? []) state.timeline.placePause(state.deck.open(pause));
   updatePauseCount();
   fillPrompts();
   // Decisions of pauses whose frames are not replayed (a restarted server) still show.
@@ -209,7 +206,12 @@ function freshView() {
   decisions.reset();
   state.deck?.dispose();
   state.deck = createPauseDeck({ decide: api.decide, serverNow: () => Date.now() + state.clockOffsetMs, convId: state.convId, fork: forkHere });
-  state.timeline = createTimeline(ui.timeline, { pauses: state.deck, onFork: (at) => forkHere(at).catch((failure) => showError(failure, 'Could not fork')) });
+  const convId = state.convId;
+  state.timeline = createTimeline(ui.timeline, {
+    pauses: state.deck,
+    onFork: (at) => forkHere(at).catch((failure) => showError(failure, 'Could not fork')),
+    loadRequest: (messageId) => api.inferenceRequest(convId, messageId),
+  });
 }
 
 function onHistoryLost() {

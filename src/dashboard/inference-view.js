@@ -1,7 +1,6 @@
 // What came back from one inference, folded under its message: the text, the tool calls the model
 // asked for, usage, stop reason, model and duration, all from `llm.final` and the `tool.start`
-// frames that follow it. What was SENT to the model is not on the wire: no frame or route carries
-// the engine's request (transcript and tool specs), so this view cannot show it and says so.
+// frames that follow it. What was sent to the model is request-view.js, next to it.
 
 import { formatMs, h, pretty } from './dom.js';
 
@@ -27,7 +26,6 @@ export function createInferenceReply(event) {
       h('pre', { testid: 'reply-text', text: typeof event.text === 'string' ? event.text : '' }),
       h('div', { class: 'label', text: 'tool calls' }),
       calls,
-      h('div', { class: 'muted small', testid: 'reply-request-missing', text: 'What was sent to the model is not available: the server publishes no request frame.' }),
     ),
   );
   return {

@@ -1,5 +1,5 @@
 // The debugger's side panels, wired together: the event log with its frame-payload panel, the
-// Events tab of narrow windows, and the per-tool breakpoints that learn tool names from frames.
+// Events tab of narrow windows, and the per-tool breakpoints over the server's tools (GET /tools).
 
 import { api } from './api.js';
 import { createBreakpoints } from './breakpoints.js';
@@ -16,25 +16,17 @@ export function createInspector({ byTestId, convId, onBreakpointsSet, onError })
   const breakpoints = createBreakpoints(byTestId('breakpoints'), {
     convId,
     enable: api.setBreakpoints,
+    listTools: api.tools,
     onSet: onBreakpointsSet,
     onError: (failure) => onError(failure, `Could not set breakpoints${failure?.status === 404 ? ' (is the server started with --debug?)' : ''}`),
   });
-  api
-    .profiles()
-    .then((reply) => breakpoints.learn((reply.profiles ?? []).flatMap((profile) => profile.tools ?? [])))
-    .catch(() => undefined);
 
   return {
     eventLog,
-    /** Logs a frame and lets the panels learn from it. */
+    /** Logs a frame. */
     frame(event) {
       eventLog.append(event);
       panes.count(counter.dataset.count);
-      breakpoints.learnFrame(event);
-    },
-    /** A pause from ws.hello names tools too. */
-    pause(pause) {
-      breakpoints.learn((pause.tool_calls ?? []).map((call) => call?.name));
     },
     /** The conversation's step filter (GET /conversations/:id). */
     showFilter: breakpoints.showFilter,

@@ -7,6 +7,7 @@ import { firstPromptOf } from './first-prompts.js';
 import { renderBlocks, renderHistoryTurn } from './history.js';
 import { createInferenceReply } from './inference-view.js';
 import { createReasoningBlock } from './reasoning.js';
+import { createInferenceRequest } from './request-view.js';
 import { createRun, createToolCard, setState } from './run-cards.js';
 
 const same = (a, b) => {
@@ -17,8 +18,11 @@ const same = (a, b) => {
   }
 };
 
-/** Creates the transcript inside `pane`. `pauses` places and resolves pause cards (see pauses.js). */
-export function createTimeline(pane, { pauses, onFork }) {
+/**
+ * Creates the transcript inside `pane`. `pauses` places and resolves pause cards (see pauses.js);
+ * `loadRequest(messageId)` fetches what an inference sent to the model.
+ */
+export function createTimeline(pane, { pauses, onFork, loadRequest }) {
   let runs = [];
   let current = null;
   let pendingPrompt = null;
@@ -83,6 +87,7 @@ export function createTimeline(pane, { pauses, onFork }) {
     run.usage.textContent = `usage: ${run.tokens.input} input + ${run.tokens.output} output tokens`;
     run.reply = createInferenceReply(event);
     for (const call of run.calls ?? []) run.reply.addCall(call);
+    if (loadRequest && event.id) message.node.append(createInferenceRequest(event.id, () => loadRequest(event.id)).node);
     message.node.append(run.reply.node);
     run.message = null;
   };

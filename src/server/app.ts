@@ -11,6 +11,9 @@ import { conversationRoutes } from './routes-conversations.js';
 import { debugRoutes } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
 import { forkRoutes } from './routes-fork.js';
+import { createInferenceLog, type InferenceLogConfig } from './inference-log.js';
+import { inferenceRoutes } from './routes-inferences.js';
+import { toolRoutes, type ToolSource } from './routes-tools.js';
 import type { Store } from '../core/store.js';
 import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
@@ -44,6 +47,10 @@ export interface ServerOptions {
    * clients then follow every conversation wherever it runs. Default none: a service of one process.
    */
   readonly cluster?: ClusterConfig;
+  /** Where each tool comes from, by name, for `GET /tools` (`tools-file`, `mcp:<server>`). Default: all `built-in`. */
+  readonly toolSources?: ReadonlyMap<string, ToolSource>;
+  /** How many requests sent to the model are kept for `GET /conversations/:id/inferences/:message_id`. */
+  readonly inferenceLog?: InferenceLogConfig;
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;
 }
@@ -69,6 +76,9 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/conversations/:conv_id', 'GET'],
   ['/conversations/:conv_id/decisions', 'GET'],
   ['/conversations/:conv_id/fork', 'POST'],
+  ['/conversations/:conv_id/inferences', 'GET'],
+  ['/conversations/:conv_id/inferences/:message_id', 'GET'],
+  ['/tools', 'GET'],
   ['/hydrate', 'GET'],
   ['/debug/step/enable', 'POST'],
   ['/debug/step/disable', 'POST'],
@@ -79,8 +89,11 @@ const ROUTES: readonly (readonly [string, string])[] = [
 
 /** Builds the express app and the WebSocket server on one http server; reads no env, never listens. */
 export function createServer(options: ServerOptions): StepwiseServer {
+  // What each engine received, around every other middleware (see inference-log.ts).
+  const inferences = createInferenceLog(options.inferenceLog);
+  const middlewares = [inferences.name, ...(options.runtime.middlewares ?? []), inferences.capture];
   // A frame the store cannot commit reaches no client (SPEC §6): the server's error log says so.
-  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime });
+  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime, middlewares });
   const joined = options.cluster ? joinCluster(local, options.cluster) : undefined;
   const stepwise = joined?.stepwise ?? local;
   // Subscribed before any client, so it sees every committed frame first and in hub order.
@@ -89,7 +102,8 @@ export function createServer(options: ServerOptions): StepwiseServer {
   const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, ...(joined ? { join: joined.join } : {}) };
   const tokens: TokenTable = options.tokens ?? new Map();
   const http = createHttpServer();
-  const app = buildApp(context, tokens, options, joined && clusterRoutesOf(joined, context, http));
+  const extra = [inferenceRoutes(context, inferences), toolRoutes(context, options.toolSources ?? new Map())];
+  const app = buildApp(context, tokens, options, extra, joined && clusterRoutesOf(joined, context, http));
   http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
@@ -135,7 +149,7 @@ function clusterRoutesOf(joined: ClusterRuntime, context: ServerContext, http: S
   });
 }
 
-function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions, cluster?: Router): Express {
+function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions, extra: readonly Router[], cluster?: Router): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -143,12 +157,12 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
     res.json({ ok: true });
   });
   app.use(dashboardRoutes(options.dashboardDir));
-  app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles'], requireCaller(tokens));
+  app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   if (cluster) app.use(cluster);
   app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
-  app.use(forkRoutes(context));
+  app.use(forkRoutes(context), ...extra);
   app.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
   });

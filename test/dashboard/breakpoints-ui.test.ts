@@ -1,7 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { enableStepMode, newConvId, newPage, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
 import { useDashboardSuite } from './helpers/suite.js';
@@ -11,23 +8,19 @@ import { useDashboardSuite } from './helpers/suite.js';
 const SCRIPT = {
   responses: [{ text: 'Echoing.', tool_calls: [{ id: 'call_echo', name: 'echo', arguments: { message: 'hi' } }] }, { text: 'Done.' }],
 };
-// GET /profiles is the one place the server names its tools; a profile with no list names them all.
-const profilesDir = join(tmpdir(), `stepwise-bp-${process.pid}`);
-mkdirSync(profilesDir, { recursive: true });
-const PROFILES = join(profilesDir, 'profiles.json');
-writeFileSync(PROFILES, JSON.stringify({ profiles: { all: { description: 'every tool' } } }));
-
-const suite = useDashboardSuite({ script: SCRIPT, extraArgs: ['--profiles', PROFILES] });
-afterAll(() => rmSync(profilesDir, { recursive: true, force: true }));
+const suite = useDashboardSuite({ script: SCRIPT });
 
 const toolNames = (page: Page) => page.getByTestId('breakpoint-tool').evaluateAll((boxes) => boxes.map((box) => (box as HTMLElement).dataset.name));
 
 describe('dashboard: breakpoints and result edits', () => {
-  it('should list the server tools and post step mode filtered to the chosen ones', async () => {
+  it('should list the server tools (GET /tools) and post step mode filtered to the chosen ones', async () => {
     const convId = newConvId('bp');
     const page = suite.track(await openDashboard(suite.browser, suite.server.url, convId));
     await page.getByTestId('breakpoints-toggle').click();
     await expect.poll(() => toolNames(page)).toEqual(['add', 'echo']);
+    const listed = (await suite.server.api('GET', '/tools')).body.tools;
+    expect(listed.map((tool: { name: string; source: string }) => [tool.name, tool.source])).toEqual([['echo', 'tools-file'], ['add', 'tools-file']]);
+    expect(await page.getByTestId('breakpoint-source').allTextContents()).toEqual(['tools-file', 'tools-file']);
 
     const sent = recordRequests(page, '/debug/step/enable');
     const answered = page.waitForResponse((response) => response.url().endsWith('/debug/step/enable'));
