@@ -98,7 +98,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     // The audit trail route reads the same store the runtime writes.
     store,
     // Redis is shared by every instance of the service (SPEC §7).
-    ...(isClusterStore(store) ? { cluster: { store, redisUrl: redisUrlOf(options, env), leaseMs: options.leaseMs } } : {}),
+    ...(isClusterStore(store) ? { cluster: { store, redisUrl: redisUrlOf(options, env), leaseMs: options.leaseMs, log: (line: string) => console.log(line) } } : {}),
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,

@@ -65,8 +65,11 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
         res.once('finish', () => void leases.sync().catch(() => undefined));
         return false;
       }
+      // The lease first, then the conversation as the store has it: a run another instance ended just
+      // before is in it (its turns and script position), so this run goes on from there.
+      const owned = await leases.acquire(convId);
       await ports.join(convId);
-      if (!(await leases.acquire(convId))) {
+      if (!owned) {
         const session = ports.stepwise.sessions.get(convId);
         res.status(409).json({
           conv_id: convId,

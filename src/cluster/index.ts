@@ -17,11 +17,12 @@ import { createClusterFrames } from './cluster-frames.js';
 import { clusterRoutes } from './cluster-routes.js';
 import { createCommands, type ForwardedReply, type ForwardedRequest } from './commands.js';
 import { createLeases } from './lease.js';
+import { watchForOrphans } from './orphans.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
 export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
-  readonly keys: { readonly prefix: string; conversation(convId: string): { readonly lease: string } };
+  readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string } };
 }
 
 export interface ClusterConfig {
@@ -32,6 +33,8 @@ export interface ClusterConfig {
   readonly leaseMs?: number;
   /** How long a request delivered to the owner waits for its answer before a 503, ms. Default 5000. */
   readonly replyTimeoutMs?: number;
+  /** Where takeovers and lost leases are told (the CLI's stdout). Default: nowhere. */
+  readonly log?: (line: string) => void;
 }
 
 /** A runtime joined to its service. */
@@ -56,20 +59,51 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   const redis = connect();
   redis.on('error', () => undefined);
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const log = config.log ?? (() => undefined);
+  const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
   const leases = createLeases(redis, {
     instanceId,
     leaseMs,
     keyOf: (convId) => store.keys.conversation(convId).lease,
-    running: () => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id),
+    running: runningHere,
+    beforeRelease: () => store.flush(),
+    onLost: (convId) => {
+      if (base.sessions.relinquish(convId)) log(`cluster: lost the lease of ${convId} to another instance; its run stopped here`);
+    },
   });
   let commands: ReturnType<typeof createCommands> | undefined;
+  let orphans: { dispose(): void } | undefined;
   const stop = (): void => {
+    orphans?.dispose();
     commands?.dispose();
     void leases.dispose().finally(() => redis.disconnect());
+  };
+  /** Runs whose lease another live instance holds are its own: recovery brings back only the ones whose lease it takes. */
+  const claim = async (convIds: readonly string[]): Promise<ReadonlySet<string>> => {
+    const taken = await Promise.all(convIds.map(async (convId) => ((await leases.acquire(convId)) ? convId : undefined)));
+    return new Set(taken.filter((convId): convId is string => convId !== undefined));
   };
   const stepwise: Stepwise = {
     ...base,
     frames,
+    recover: async (options = {}) => {
+      const report = await base.recover({ ...options, claim });
+      // From now on this instance also takes over the runs of instances that die (SPEC §7 failover).
+      orphans ??= watchForOrphans({
+        redis,
+        checkpointsKey: store.keys.checkpoints,
+        leaseKeyOf: (convId) => store.keys.conversation(convId).lease,
+        leases,
+        intervalMs: Math.min(1000, Math.max(50, Math.floor(leaseMs / 4))),
+        runningHere: () => new Set(runningHere()),
+        takeOver: async (convId) => {
+          const taken = await base.takeOver(convId, options);
+          if (taken.runs > 0) log(`cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner's lease lapsed)`);
+        },
+        onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
+      });
+      return report;
+    },
     dispose: () => {
       base.dispose();
       frames.dispose();

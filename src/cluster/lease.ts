@@ -9,6 +9,10 @@ export interface LeaseConfig {
   readonly keyOf: (convId: string) => string;
   /** Conversations whose run this instance executes now: they must hold a lease. */
   readonly running: () => readonly string[];
+  /** Before a lease is released: the store has committed the run's end, so no one resumes a finished run. */
+  readonly beforeRelease?: () => Promise<void>;
+  /** A running run's lease went to another instance (it lapsed here): stop the run here. */
+  readonly onLost?: (convId: string) => void;
 }
 
 /** Runs owned under leases (SPEC §7): one owner per conversation across the service. */
@@ -42,9 +46,14 @@ export function createLeases(redis: Redis, config: LeaseConfig): Leases {
   let syncing: Promise<void> | undefined;
   const syncOnce = async (): Promise<void> => {
     const running = new Set(config.running());
+    const ended = [...held].filter((convId) => !running.has(convId));
+    if (ended.length > 0) await config.beforeRelease?.();
+    for (const convId of ended) await release(convId);
     for (const convId of [...held]) {
-      if (!running.has(convId)) await release(convId);
-      else if ((await redis.eval(RENEW, 1, config.keyOf(convId), config.instanceId, config.leaseMs)) !== 1) held.delete(convId);
+      if (!running.has(convId) || (await redis.eval(RENEW, 1, config.keyOf(convId), config.instanceId, config.leaseMs)) === 1) continue;
+      held.delete(convId);
+      // Lapsed but free (a slow tick): taken again. Held by another instance: that one runs it now.
+      if (!(await acquire(convId))) config.onLost?.(convId);
     }
     for (const convId of running) if (!held.has(convId)) await acquire(convId);
   };

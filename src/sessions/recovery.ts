@@ -1,4 +1,4 @@
-import type { RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
+import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
 import type { Block } from '../core/turns.js';
 import { registryOf, type LoopPorts, type LoopState } from '../operators/loop-state.js';
 import { createEvent, type StepwiseEvent } from '../streams/events.js';
@@ -19,6 +19,12 @@ export interface RecoverOptions {
    * defaults), since a store keeps only the slug. Default: the runtime's engine and tools.
    */
   readonly choicesFor?: (profile: string) => SessionChoices | undefined;
+  /**
+   * Of the conversations with an unfinished run, those this instance may resume (a service's instance
+   * takes each one's lease first, SPEC §7); the others come back without their run, which their owner
+   * executes. Default: every one.
+   */
+  readonly claim?: (convIds: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
 /** The error a running, non-idempotent tool call gets after a restart (SPEC §6). */
@@ -37,7 +43,12 @@ export interface RecoveryPorts {
  * checkpoint names: paused runs pause again with the same id and deadline, runs in inference send it
  * again, and tool calls that were running are answered "interrupted" unless their tool is idempotent.
  */
-export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, options: RecoverOptions = {}): RecoveryReport {
+export function recoverFrom(
+  snapshot: StoreSnapshot,
+  ports: RecoveryPorts,
+  options: RecoverOptions = {},
+  mayResume: (convId: string) => boolean = () => true,
+): RecoveryReport {
   const running = new Map(snapshot.checkpoints.map((checkpoint) => [checkpoint.conv_id, checkpoint]));
   // By run and phase: a lookup per checkpoint, not a scan of every pause (10 000 paused runs at a restart).
   const pauseAt = new Map(snapshot.pauses.map((pause) => [`${pause.inference_id}\u0000${pause.phase}`, pause]));
@@ -49,7 +60,7 @@ export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, optio
     const checkpoint = running.get(conversation.conv_id);
     // The running turn is the checkpoint's: every other stored turn is finished history.
     session.restoreTurns(conversation.turns.filter((turn) => turn.id !== checkpoint?.turn_id));
-    if (!checkpoint) continue;
+    if (!checkpoint || !mayResume(conversation.conv_id)) continue;
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
     const pause = pauseAt.get(`${checkpoint.inference_id}\u0000${checkpoint.next}`);
@@ -61,6 +72,21 @@ export function recoverFrom(snapshot: StoreSnapshot, ports: RecoveryPorts, optio
     runs += 1;
   }
   return { conversations: snapshot.conversations.length, runs, pauses };
+}
+
+/** One conversation as `Store.load` would give it, for a takeover; undefined when the store has none. */
+export async function loadConversation(store: Store, convId: string): Promise<StoreSnapshot | undefined> {
+  const [record, turns, lastSeq, engineState, pauses, checkpoints] = await Promise.all([
+    store.conversation(convId),
+    store.turns(convId),
+    store.lastSeq(convId),
+    store.engineState(convId),
+    store.pauses(convId),
+    store.checkpoints(convId),
+  ]);
+  if (!record) return undefined;
+  const conversation = { ...record, turns, last_seq: lastSeq, ...(engineState === undefined ? {} : { engine_state: engineState }) };
+  return { conversations: [conversation], pauses, checkpoints };
 }
 
 /**

@@ -8,7 +8,7 @@ import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
-import type { ForkOrigin, StepSetting, Store, StoredConversation, StoredPause } from '../core/store.js';
+import type { ForkOrigin, StepSetting, Store, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
 import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
@@ -16,7 +16,7 @@ import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js
 import { traceRuns } from '../telemetry/run-spans.js';
 import { forkConversation, type ForkRequest, type ForkResult } from './fork.js';
 import { createRetention, type RetentionConfig } from './retention.js';
-import { recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
+import { loadConversation, recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
 import { createSession, type Session, type SessionChoices, type SessionSettings, type ToolList } from './session.js';
 import { createStoreWriter } from './store-writer.js';
 
@@ -91,9 +91,15 @@ export interface SessionRegistry {
   close(convId: string): boolean;
   /**
    * A conversation another instance created (SPEC §7), as this one's session without a run: same ids,
-   * turns and owner; seq goes on from its stored log. The session already here when there is one.
+   * turns and owner; seq goes on from its stored log. A session already here is returned, brought up
+   * to date (turns, engine state, step mode) unless it is running: another instance may have run it since.
    */
   adopt(conversation: StoredConversation): Session;
+  /**
+   * Another instance owns the conversation's run now (its lease lapsed here, SPEC §7): the run stops
+   * where it stands, publishing and storing nothing more, and the session is dropped. False if none.
+   */
+  relinquish(convId: string): boolean;
   /** Cancels every run and closes every session. */
   dispose(): void;
 }
@@ -113,6 +119,11 @@ export interface Stepwise {
    * before serving. Paused runs pause again with the same pause id and deadline.
    */
   recover(options?: RecoverOptions): Promise<RecoveryReport>;
+  /**
+   * One conversation's unfinished run brought back from the store exactly as `recover` would, on an
+   * instance that took it over from a dead owner (SPEC §7); its session here, if any, must be idle.
+   */
+  takeOver(convId: string, options?: RecoverOptions): Promise<RecoveryReport>;
   /** A new conversation copied from another up to a turn or a pending pause (SPEC §8); see `forkConversation`. */
   fork(request: ForkRequest): Promise<ForkResult>;
   /** Cancels every run and drops every session. Idempotent. */
@@ -137,13 +148,16 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const tracing = config.tracer === null ? undefined : traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
+  // Conversations whose run another instance took over (SPEC §7): what is left of it here is silent.
+  const fenced = new Set<string>();
+  const writes = (convId: string): boolean => live && !fenced.has(convId);
   const publish = (event: Parameters<EventHub['publish']>[0]): void => {
-    if (!live) return;
+    if (!writes(event.conv_id)) return;
     writer.published(event);
     hub.publish(event);
   };
   const core = createStepController(
-    { scheduler, ids, publish, onResolved: (resolution) => live && writer.resolved(resolution) },
+    { scheduler, ids, publish, onResolved: (resolution) => writes(resolution.pause.conv_id) && writer.resolved(resolution) },
     {
       ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),
       ...(config.timeoutAction === undefined ? {} : { timeoutAction: config.timeoutAction }),
@@ -199,7 +213,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
     onBoundary: (state, next, pending) => {
-      if (live) writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile, pending);
+      if (writes(state.run.conv_id)) writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile, pending);
     },
   });
 
@@ -231,17 +245,18 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     onActivity: (session) => {
       if (sessions.get(session.conv_id) !== session) return;
       // At a run's start: its profile may have been chosen after the session opened.
-      if (session.running && live) writer.conversation(session, stepOf(session.session_id));
+      if (session.running && writes(session.conv_id)) writer.conversation(session, stepOf(session.session_id));
       retention.observe(session.conv_id, session.running);
       if (!session.running) retention.makeRoom(sessions.size);
     },
     onRunEnded: (session, result) => {
-      if (live) writer.runEnded(session, result);
+      if (writes(session.conv_id)) writer.runEnded(session, result);
     },
     ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }),
   };
   /** Adds a session to the registry (room made first, so it is never the one evicted). */
   const admit = (session: Session): Session => {
+    fenced.delete(session.conv_id);
     retention.makeRoom(sessions.size + 1);
     sessions.set(session.conv_id, session);
     retention.observe(session.conv_id, false);
@@ -255,6 +270,23 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     if (conversation.step.enabled) core.enable(session_id, conversation.step.filter);
     if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conv_id, conversation.engine_state);
     return admit(session);
+  };
+  /** Recovery's reopen: an idle session already here (adopted from another instance) is brought up to date. */
+  const reopenOrRefresh = (conversation: StoredConversation, choices: SessionChoices | undefined): Session => {
+    const existing = sessions.get(conversation.conv_id);
+    if (!existing) return reopen(conversation, choices);
+    if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conversation.conv_id, conversation.engine_state);
+    if (conversation.step.enabled) core.enable(existing.session_id, conversation.step.filter);
+    else core.disable(existing.session_id);
+    return existing;
+  };
+  /** Brings back what a snapshot holds (all of a store at a restart, one conversation at a takeover). */
+  const restore = async (snapshot: StoreSnapshot, options: RecoverOptions = {}): Promise<RecoveryReport> => {
+    // seq goes on from the stored log (SPEC §6), set before recovery publishes anything.
+    for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > hub.lastSeq(conv_id)) hub.seed(conv_id, last_seq);
+    const claimed = options.claim ? await options.claim(snapshot.checkpoints.map((checkpoint) => checkpoint.conv_id)) : undefined;
+    const recoveryPorts = { loop: ports, reopen: reopenOrRefresh, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
+    return recoverFrom(snapshot, recoveryPorts, options, claimed ? (convId) => claimed.has(convId) : undefined);
   };
   const registryOfSessions: SessionRegistry = {
     open: ({ conv_id, owner, forked_from, ...choices } = {}) => {
@@ -274,15 +306,24 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     },
     get: (convId) => sessions.get(convId),
     adopt: (conversation) => {
-      const existing = sessions.get(conversation.conv_id);
-      if (existing) return existing;
       if (conversation.last_seq > hub.lastSeq(conversation.conv_id)) hub.seed(conversation.conv_id, conversation.last_seq);
-      const session = reopen(conversation, undefined);
+      const existing = sessions.get(conversation.conv_id);
+      if (existing?.running) return existing;
+      // An idle session here is brought up to date: another instance may have run the conversation since.
+      const session = reopenOrRefresh(conversation, undefined);
       session.restoreTurns(conversation.turns);
       return session;
     },
     list: () => [...sessions.values()],
     close,
+    relinquish: (convId) => {
+      const session = sessions.get(convId);
+      if (!session) return false;
+      fenced.add(convId);
+      session.suspend();
+      close(convId);
+      return true;
+    },
     dispose: () => {
       for (const convId of [...sessions.keys()]) close(convId);
       retention.dispose();
@@ -297,12 +338,10 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     sessions: registryOfSessions,
     engine,
     store,
-    recover: async (options) => {
-      const snapshot = await store.load();
-      // seq goes on from the stored log (SPEC §6), set before recovery publishes anything.
-      for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > hub.lastSeq(conv_id)) hub.seed(conv_id, last_seq);
-      const recoveryPorts = { loop: ports, reopen, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
-      return recoverFrom(snapshot, recoveryPorts, options);
+    recover: async (options) => restore(await store.load(), options),
+    takeOver: async (convId, options) => {
+      const snapshot = await loadConversation(store, convId);
+      return snapshot ? restore(snapshot, options) : { conversations: 0, runs: 0, pauses: 0 };
     },
     fork: (request) =>
       forkConversation(

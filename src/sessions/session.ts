@@ -109,7 +109,10 @@ export interface Session extends SessionIdentity {
    * tools. `prepare` adjusts the rebuilt state before it runs (interrupted tool calls). No `run-started`.
    */
   resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle;
-  /** Recovery only: the finished turns of a conversation loaded from a store, before any run. */
+  /**
+   * Recovery and the cluster only: the finished turns of the conversation as a store has them. Before
+   * any run, or on an idle session another instance of the service has run since (SPEC §7).
+   */
   restoreTurns(turns: readonly Turn[]): void;
   /**
    * Stops the active run where it stands without ending it (SIGTERM with a durable store): no
@@ -244,8 +247,8 @@ class LoopSession implements Session {
   }
 
   restoreTurns(turns: readonly Turn[]): void {
-    if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
-    this.finished.push(...turns);
+    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
+    this.finished.splice(0, this.finished.length, ...turns);
   }
 
   /** What stays fixed during one run: ids, the transcript before it, its limits, engine and tools. */

@@ -21,6 +21,12 @@ export interface OpenStoreConfig extends StoreRetentionConfig {
 export const DEFAULT_DATA_DIR = './.stepwise';
 
 /**
+ * A memory store keeps the newest frames of each conversation, like the hub's replay buffer
+ * (`createStepwise`'s default store): `serve --store memory` must not grow without bound.
+ */
+export const DEFAULT_MEMORY_FRAMES_PER_CONVERSATION = 1000;
+
+/**
  * The store `serve --store KIND` asks for: one place that maps the flag to an adapter, so the CLI
  * and tests build stores the same way. Throws the adapter's `StoreLockedError` or
  * `StoreUnreadableError` for the CLI to print and exit 1 with; a Redis it cannot reach makes the
@@ -31,7 +37,7 @@ export function openStore<E extends FrameEvent = FrameEvent>(config: OpenStoreCo
   const retention = config.maxFramesPerConversation === undefined ? {} : { maxFramesPerConversation: config.maxFramesPerConversation };
   switch (kind) {
     case 'memory':
-      return createMemoryStore<E>(retention);
+      return createMemoryStore<E>({ maxFramesPerConversation: DEFAULT_MEMORY_FRAMES_PER_CONVERSATION, ...retention });
     case 'sqlite':
       return createSqliteStore<E>({ dataDir: config.dataDir ?? DEFAULT_DATA_DIR, ...retention });
     case 'redis':

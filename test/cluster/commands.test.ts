@@ -35,7 +35,12 @@ describe('commands across instances', () => {
     // Once A's run ended its lease is released: the next run may start on B, its seq after A's.
     const next = await until(() => post(b.base, '/chat', { prompt: 'more', conv_id: 'cc1' }), (reply) => reply.status === 200, 5000);
     expect(next.body.session_id).toBe(ws.hello.session_id);
+    // B goes on from A's conversation: the script's next answer (A used the first two), A's turns before it.
     const end2 = await ws.waitFor((frame) => frame.type === 'run.end' && frame.inference_id === next.body.inference_id);
+    const start2 = ws.sequenced.find((frame) => frame.type === 'run.start' && frame.inference_id === next.body.inference_id);
+    const finals2 = ws.sequenced.filter((frame) => frame.type === 'llm.final' && (frame.seq as number) > (start2?.seq as number));
+    expect(finals2.map((frame) => frame.text)).toEqual(['Second run.']);
+    expect((await get(b.base, '/conversations/cc1')).body.turns.map((turn: { id: string }) => turn.id)).toHaveLength(2);
     const seqs = ws.sequenced.map((frame) => frame.seq);
     expect(seqs).toEqual(Array.from({ length: end2.seq as number }, (_, i) => i + 1));
     await ws.close();
