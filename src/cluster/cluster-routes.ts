@@ -1,10 +1,11 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import type { FrameEvent, Store, StoredPause } from '../core/store.js';
+import type { FrameEvent, Store } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { callerFrom, mayAccess } from '../server/auth.js';
 import { errorBody } from '../server/errors.js';
 import type { Commands } from './commands.js';
 import type { Leases } from './lease.js';
+import { serviceRoutes, wirePause } from './service-routes.js';
 
 export interface ClusterRoutePorts {
   readonly stepwise: Stepwise;
@@ -53,9 +54,11 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
       );
     };
 
+  // `/chat/:profile` starts a run as `/chat` does (and must hold the lease the same way).
   router.post(
-    '/chat',
+    ['/chat', '/chat/:profile'],
     handle(async (req, res) => {
+      if (req.params['profile'] === 'cancel') return false;
       const convId = convIdOf(req.body);
       if (convId === undefined) {
         // A new conversation: nobody else knows it, its lease is taken once its run started.
@@ -132,12 +135,6 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
       return true;
     }),
   );
+  router.use(serviceRoutes({ stepwise: ports.stepwise, store: ports.store, join: ports.join }));
   return router;
-}
-
-/** A stored pause as `/debug/pauses` lists it (SPEC §2: tool_calls only at after_inference). */
-function wirePause(pause: StoredPause): { readonly conv_id: string } {
-  const { tool_calls, ...rest } = pause;
-  if (pause.phase !== 'after_inference') return rest;
-  return Object.assign(rest, { tool_calls: tool_calls.map(({ id, name, input }) => ({ id, name, input })) });
 }

@@ -23,6 +23,8 @@ import { watchForOrphans } from './orphans.js';
 export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string } };
+  /** Refuses from now on a run's writes while another token than this one holds its lease (the fence). */
+  fence(token: string): void;
 }
 
 export interface ClusterConfig {
@@ -54,6 +56,9 @@ export interface ClusterRuntime {
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
   const { store } = config;
   const instanceId = `inst_${randomBytes(6).toString('hex')}`;
+  // Two instances never both write one run (SPEC §7): once another instance took a lease over, this
+  // one's appends and checkpoints for it are refused by Redis, even before its next renewal finds out.
+  store.fence(instanceId);
   const leaseMs = config.leaseMs ?? 5000;
   const connect = (): Redis => new Redis(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
   const redis = connect();

@@ -36,6 +36,36 @@ describe('redis store: instances sharing one Redis', () => {
     for (const client of clients.splice(0)) client.disconnect();
   });
 
+  it('should refuse the writes of a fenced store whose conversation\'s lease another token holds (SPEC §7 fencing)', async () => {
+    const a = open();
+    const b = open();
+    a.fence('inst_a');
+    b.fence('inst_b');
+    const lease = createRedisKeys(keyPrefix).conversation('c1').lease;
+    const client = new Redis(redis().url);
+    clients.push(client);
+    // No lease yet (a new run): writes go through; then A holds it.
+    a.putCheckpoint(checkpoint('c1', 'inf_1'));
+    await appended(a, 1, 2);
+    await client.set(lease, 'inst_a', 'PX', 60_000);
+    await appended(a, 3, 3);
+    // B took the run over: A, a zombie now, may append, checkpoint or end the run no more.
+    await client.set(lease, 'inst_b', 'PX', 60_000);
+    const refused = await appended(a, 4, 4).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: 'LeaseLostError', code: 'lease_lost', conv_id: 'c1' });
+    a.putCheckpoint(checkpoint('c1', 'inf_1', { next: 'after_tools' }));
+    a.deleteCheckpoint('c1', 'inf_1');
+    a.putTurn('c1', { id: 't_zombie', blocks: [] });
+    await a.flush();
+    expect(await b.checkpoints('c1')).toEqual([checkpoint('c1', 'inf_1')]);
+    expect(await b.turns('c1')).toEqual([]);
+    // Its new owner goes on from seq 4: no gap, no duplicate.
+    await appended(b, 4, 5);
+    expect((await b.frames('c1')).frames.map((frame) => frame.seq)).toEqual([1, 2, 3, 4, 5]);
+    // An unfenced store never reads leases.
+    await appended(open(), 6, 6);
+  });
+
   it("should see each other's writes", async () => {
     const a = open();
     const b = open();
@@ -142,7 +172,7 @@ describe('redis store: instances sharing one Redis', () => {
     ];
     const send = async (retry: boolean): Promise<unknown[]> => {
       const multi = client.multi();
-      const appends = queueBatch(multi, keys, resolveRetention({}, 'test'), batch, retry);
+      const appends = queueBatch(multi, keys, resolveRetention({}, 'test'), batch, retry, 'inst_test');
       const replies = (await multi.exec()) ?? [];
       return appends.map((append) => appendReply(append, replies)[1]);
     };

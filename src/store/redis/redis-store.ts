@@ -52,6 +52,13 @@ export interface RedisStore<E extends FrameEvent = FrameEvent> extends Store<E> 
   readonly keys: RedisKeys;
   /** False while Redis is unreachable. */
   isAvailable(): boolean;
+  /**
+   * Fences this store's writes with `token` from now on (SPEC §7: two instances never both run one
+   * run): a run's appends, turns, pauses, decisions and checkpoints are refused while another token
+   * holds its conversation's lease (`keys.conversation(id).lease`). An instance calls it with the
+   * token it takes leases under; unfenced (no call), writes are never refused for a lease.
+   */
+  fence(token: string): void;
 }
 
 /**
@@ -83,6 +90,8 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
   const lastSeqs = new Map<string, number>();
   let closed = false;
   let givingUp = false;
+  // '' until `fence`: the scripts then read no lease.
+  let fenceToken = '';
   // Settles when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
   let giveUp = (): void => undefined;
   const gaveUp = new Promise<never>((_, reject) => {
@@ -96,7 +105,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
   const commit = async (ops: readonly WriteOp[]): Promise<void> => {
     for (let retry = false; ; retry = true) {
       const multi = client.multi();
-      const appends = queueBatch(multi, keys, retention, ops, retry);
+      const appends = queueBatch(multi, keys, retention, ops, retry, fenceToken);
       try {
         const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
         for (const append of appends) {
@@ -182,6 +191,9 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
     kind: 'redis',
     durable: true,
     keys,
+    fence: (token) => {
+      fenceToken = token;
+    },
     isAvailable: () => !connection.isDown() && client.status === 'ready',
     putConversation: (record) => push({ kind: 'conversation', record }),
     setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),

@@ -5,30 +5,43 @@ import type { ChainableCommander, Redis } from 'ioredis';
  * two instances (or a batch sent again after a lost reply) cannot interleave between the read and the
  * write. ioredis sends them by EVALSHA and loads them when Redis does not know them (after a restart).
  */
+// Fencing (SPEC §7: two instances never both run one run): the writes of a run carry the writer's
+// token and their conversation's lease key, and do nothing while another instance holds that lease.
+// A free lease lets them through: a new conversation's run writes before its lease is taken.
+// An empty token (a store never fenced) reads no lease.
+const FENCED = (lease: string, token: string): string =>
+  `local holder = ${token} ~= '' and redis.call('GET', ${lease}) if holder and holder ~= ${token} then return 0 end`;
+
 const SCRIPTS = {
   /**
-   * The appends of one batch, in order, each all or nothing. KEYS: last-seqs, then the streams. ARGV:
-   * retry flag, max frames (0: keep all), trim threshold, append count; then per append: its
-   * conversation count, per conversation (conv_id, index of its stream in KEYS, first seq, frame
-   * count), then its frames' event JSON grouped the same way. Returns per append {0, 0} when written,
-   * {i, expected} when its conversation i does not continue its log. A batch sent again (retry) counts
-   * an append already wholly there as written, so a lost reply is harmless.
+   * The appends of one batch, in order, each all or nothing. KEYS: last-seqs, then the streams and
+   * lease keys. ARGV: retry flag, max frames (0: keep all), trim threshold, append count, writer's
+   * token; then per append: its conversation count, per conversation (conv_id, index of its stream in
+   * KEYS, index of its lease, first seq, frame count), then its frames' event JSON grouped the same
+   * way. Returns per append {0, 0} when written, {i, expected} when its conversation i does not
+   * continue its log, {i, -1} when another instance holds i's lease. A batch sent again (retry)
+   * counts an append already wholly there as written, so a lost reply is harmless.
    */
   stepwiseAppend: `
-local retry, max, trimAt, appends = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local results, at = {}, 5
+local retry, max, trimAt, appends, token = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local results, at = {}, 6
 for a = 1, appends do
   local count = tonumber(ARGV[at])
   at = at + 1
   local plans, refused = {}, nil
   for i = 1, count do
-    local conv, stream, first, n = ARGV[at], KEYS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
-    at = at + 4
+    local conv, stream, lease, first, n = ARGV[at], KEYS[tonumber(ARGV[at + 1])], KEYS[tonumber(ARGV[at + 2])], tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+    at = at + 5
     local write = false
     if not refused then
-      local last = tonumber(redis.call('HGET', KEYS[1], conv) or '0')
-      write = first == last + 1
-      if not write and not (retry and first + n - 1 <= last) then refused = {i, last + 1} end
+      local holder = token ~= '' and redis.call('GET', lease)
+      if holder and holder ~= token then
+        refused = {i, -1}
+      else
+        local last = tonumber(redis.call('HGET', KEYS[1], conv) or '0')
+        write = first == last + 1
+        if not write and not (retry and first + n - 1 <= last) then refused = {i, last + 1} end
+      end
     end
     plans[i] = {conv, stream, first, n, write}
   end
@@ -46,23 +59,40 @@ for a = 1, appends do
   results[a] = refused or {0, 0}
 end
 return results`,
-  /** KEYS: turns, turn-order. ARGV: turn id, blocks JSON. A new turn goes last; a known one keeps its place. */
+  /** KEYS: turns, turn-order, lease. ARGV: turn id, blocks JSON, token. A new turn goes last; a known one keeps its place. */
   stepwiseTurn: `
+${FENCED('KEYS[3]', 'ARGV[3]')}
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
 return 0`,
-  /** KEYS: counter, pauses, pause-order, the conversation's pause set. ARGV: pause id, pause JSON. */
+  /** KEYS: counter, pauses, pause-order, the conversation's pause set, lease. ARGV: pause id, pause JSON, token. */
   stepwisePause: `
+${FENCED('KEYS[5]', 'ARGV[3]')}
 local n = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[3], n, ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[1])
 return 0`,
-  /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided. ARGV: pause id, decision JSON. */
+  /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided, lease. ARGV: pause id, decision JSON, token. */
   stepwiseDecision: `
+${FENCED('KEYS[6]', 'ARGV[3]')}
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 if redis.call('SADD', KEYS[5], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[4], ARGV[2]) end
+return 0`,
+  /**
+   * KEYS: checkpoints, the conversation's checkpoint set, lease. ARGV: field, checkpoint JSON (empty:
+   * delete it), token.
+   */
+  stepwiseCheckpoint: `
+${FENCED('KEYS[3]', 'ARGV[3]')}
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('SREM', KEYS[2], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('SADD', KEYS[2], ARGV[1])
+end
 return 0`,
   /**
    * KEYS: conversations, conversation-order, steps, last-seqs, engine-states, pauses, pause-order,

@@ -25,7 +25,8 @@ export interface QueuedAppend {
  * (about 3x the frames/s of a call per append, the hub appending one frame at a time); that is safe
  * because the batch commits as a whole and no other write reads the frames, except a delete: the
  * appends queued before one are sent before it. `retry` marks a batch sent again after a failure
- * whose outcome is unknown (see the append script). Returns the appends, to read their replies.
+ * whose outcome is unknown (see the append script). `token` is the writer's: a run's writes are
+ * fenced with their conversation's lease (see ./scripts.ts). Returns the appends, to read their replies.
  */
 export function queueBatch(
   multi: ChainableCommander,
@@ -33,13 +34,14 @@ export function queueBatch(
   retention: Retention,
   ops: readonly WriteOp[],
   retry: boolean,
+  token: string,
 ): QueuedAppend[] {
   const appends: QueuedAppend[] = [];
   let replies = 0;
   let group: FramesOp[] = [];
   const sendGroup = (): void => {
     if (group.length === 0) return;
-    const convs = queueAppends(multi, keys, retention, group, retry);
+    const convs = queueAppends(multi, keys, retention, group, retry, token);
     group.forEach((op, slot) => appends.push({ op, reply: replies, slot, convs: convs[slot] ?? [] }));
     replies += 1;
     group = [];
@@ -50,7 +52,7 @@ export function queueBatch(
       continue;
     }
     if (op.kind === 'conversation-deleted') sendGroup();
-    replies += queueWrite(multi, keys, op);
+    replies += queueWrite(multi, keys, op, token);
   }
   sendGroup();
   return appends;
@@ -63,11 +65,20 @@ export function appendReply(append: QueuedAppend, replies: readonly [Error | nul
 }
 
 /** The error an append's reply says, if any. */
-export function appendRefusal(append: QueuedAppend, reply: unknown): StoreSequenceError | undefined {
+export function appendRefusal(append: QueuedAppend, reply: unknown): StoreSequenceError | LeaseLostError | undefined {
   const [index, expected] = reply as [number, number];
   if (index === 0) return undefined;
   const [convId, got] = append.convs[index - 1] ?? ['?', 0];
-  return new StoreSequenceError(convId, expected, got);
+  return expected === -1 ? new LeaseLostError(convId) : new StoreSequenceError(convId, expected, got);
+}
+
+/** An append refused because another instance holds its conversation's lease (it took the run over). */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  readonly code = 'lease_lost';
+  constructor(readonly conv_id: string) {
+    super(`conversation ${conv_id}: another instance owns its run now; this one may not write to it`);
+  }
 }
 
 /** One script call for several appends; returns each append's conversations and first seqs. */
@@ -77,14 +88,15 @@ function queueAppends(
   retention: Retention,
   ops: readonly FramesOp[],
   retry: boolean,
+  token: string,
 ): (readonly (readonly [string, number])[])[] {
   const max = retention.max === Number.POSITIVE_INFINITY ? 0 : retention.max;
-  const args: (string | number)[] = [retry ? '1' : '0', max, max === 0 ? 0 : retention.trimAt, ops.length];
+  const args: (string | number)[] = [retry ? '1' : '0', max, max === 0 ? 0 : retention.trimAt, ops.length, token];
   const streams = new Map<string, number>();
   const streamIndex = (convId: string): number => {
     let index = streams.get(convId);
-    // KEYS[1] is last-seqs: streams from 2 on.
-    if (index === undefined) streams.set(convId, (index = streams.size + 2));
+    // KEYS[1] is last-seqs, then per conversation its stream and its lease.
+    if (index === undefined) streams.set(convId, (index = streams.size * 2 + 2));
     return index;
   };
   const convsOfEach = ops.map(({ frames }) => {
@@ -100,18 +112,19 @@ function queueAppends(
     for (const [convId, group] of groups) {
       const first = (group[0] as StoredFrame<FrameEvent>).seq;
       convs.push([convId, first]);
-      args.push(convId, streamIndex(convId), first, group.length);
+      const stream = streamIndex(convId);
+      args.push(convId, stream, stream + 1, first, group.length);
     }
     for (const group of groups.values()) for (const { event } of group) args.push(JSON.stringify(event));
     return convs;
   });
-  const streamKeys = [...streams.keys()].map((convId) => keys.conversation(convId).frames);
+  const streamKeys = [...streams.keys()].flatMap((convId) => [keys.conversation(convId).frames, keys.conversation(convId).lease]);
   callScript(multi, 'stepwiseAppend', [keys.lastSeqs, ...streamKeys], args);
   return convsOfEach;
 }
 
 /** Queues one write's commands; returns how many (each has a reply). */
-function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<WriteOp, FramesOp>): number {
+function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<WriteOp, FramesOp>, token: string): number {
   switch (op.kind) {
     case 'conversation': {
       const { conv_id, created_at } = op.record;
@@ -126,12 +139,12 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
       return 1;
     case 'turn': {
       const own = keys.conversation(op.conv_id);
-      callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder], [op.turn.id, JSON.stringify(op.turn.blocks)]);
+      callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder, own.lease], [op.turn.id, JSON.stringify(op.turn.blocks), token]);
       return 1;
     }
     case 'pause': {
       const own = keys.conversation(op.pause.conv_id);
-      callScript(multi, 'stepwisePause', [keys.counter, keys.pauses, keys.pauseOrder, own.pauses], [op.pause.pause_id, JSON.stringify(op.pause)]);
+      callScript(multi, 'stepwisePause', [keys.counter, keys.pauses, keys.pauseOrder, own.pauses, own.lease], [op.pause.pause_id, JSON.stringify(op.pause), token]);
       return 1;
     }
     case 'decision': {
@@ -139,23 +152,18 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
       callScript(
         multi,
         'stepwiseDecision',
-        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided],
-        [op.decision.pause_id, JSON.stringify(op.decision)],
+        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease],
+        [op.decision.pause_id, JSON.stringify(op.decision), token],
       );
       return 1;
     }
-    case 'checkpoint': {
-      const { conv_id, inference_id } = op.checkpoint;
-      const field = checkpointField(conv_id, inference_id);
-      multi.hset(keys.checkpoints, field, JSON.stringify(op.checkpoint));
-      multi.sadd(keys.conversation(conv_id).checkpoints, field);
-      return 2;
-    }
+    case 'checkpoint':
     case 'checkpoint-deleted': {
-      const field = checkpointField(op.conv_id, op.inference_id);
-      multi.hdel(keys.checkpoints, field);
-      multi.srem(keys.conversation(op.conv_id).checkpoints, field);
-      return 2;
+      const [convId, json] = op.kind === 'checkpoint' ? [op.checkpoint.conv_id, JSON.stringify(op.checkpoint)] : [op.conv_id, ''];
+      const field = checkpointField(convId, op.kind === 'checkpoint' ? op.checkpoint.inference_id : op.inference_id);
+      const own = keys.conversation(convId);
+      callScript(multi, 'stepwiseCheckpoint', [keys.checkpoints, own.checkpoints, own.lease], [field, json, token]);
+      return 1;
     }
     case 'engine-state':
       multi.hset(keys.engineStates, op.conv_id, JSON.stringify(op.state));
