@@ -13,7 +13,10 @@ describe('durable runs on --store redis across kill -9 and restart', () => {
 
   it('should keep a finished run and a paused one through kill -9, and finish the paused one on the next start', async () => {
     const script = d().script('tool', 'slow');
-    const first = await serve(d(), script, redisFlags());
+    // A short lease: the restarted instance cannot tell its dead former self from a live instance, so it
+    // takes the paused run over once that one's lease lapses (SPEC §7), not at once.
+    const flags = [...redisFlags(), '--lease-ms', '1000'];
+    const first = await serve(d(), script, flags);
     expect(first.stdout()).toContain(`store: redis at ${redis().url}`);
     expect((await post(first.base, '/chat', { prompt: 'go', conv_id: 'k1' })).status).toBe(200);
     const done = await until(() => conversation(first.base, 'k1'), (c) => c.running === false);
@@ -23,9 +26,10 @@ describe('durable runs on --store redis across kill -9 and restart', () => {
     await ws.close();
     expect(await first.stop('SIGKILL')).toBe(null);
 
-    const second = await serve(d(), script, redisFlags());
+    const second = await serve(d(), script, flags);
     expect((await get(second.base, '/conversations')).body).toEqual(listed);
     expect(await conversation(second.base, 'k1')).toEqual(done);
+    await until(async () => second.stdout(), (out) => out.includes('cluster: took over the run of k2, paused again'), 5000);
 
     const paused = await SemClient.connect(`${second.wsBase}/ws?conv_id=k2&since_seq=0`);
     expect(paused.hello.pending_pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, deadline_ms: pause.deadline_ms })]);
