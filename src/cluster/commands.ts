@@ -34,15 +34,18 @@ export interface Commands {
 
 /** Seconds a blocking pop of the inbox waits before it looks again (so `dispose` ends it soon). */
 const INBOX_BLOCK_S = 1;
+/** Reply connections kept open between requests: opening one per request cost milliseconds (`cluster_resume`). */
+const IDLE_WAITERS = 4;
 
 /**
  * Request/reply between instances over Redis lists: a sender RPUSHes `{id, request}` to the owner's
  * inbox and BLPOPs a reply key of its own; the owner BLPOPs its inbox, serves the request as the
  * route it names, and RPUSHes the answer (which expires if nobody waits for it any more).
- * `connect()` gives a connection of its own for each blocking pop.
+ * `connect()` gives a connection of its own for each blocking pop; a few are kept for the next requests.
  */
 export function createCommands(connect: () => Redis, config: CommandConfig): Commands {
   const inbox = connect();
+  const idle: Redis[] = [];
   let stopped = false;
   const answer = async (raw: string): Promise<void> => {
     const { id, request } = JSON.parse(raw) as { id: string; request: ForwardedRequest };
@@ -68,18 +71,23 @@ export function createCommands(connect: () => Redis, config: CommandConfig): Com
   return {
     send: async (instanceId, request) => {
       const id = `${config.instanceId}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-      const waiter = connect();
+      const waiter = idle.pop() ?? connect();
+      let reusable = false;
       try {
         await waiter.rpush(config.inboxOf(instanceId), JSON.stringify({ id, request }));
         const popped = await waiter.blpop(config.replyKeyOf(id), config.replyTimeoutMs / 1000);
+        reusable = true;
         return popped ? (JSON.parse(popped[1]) as ForwardedReply) : undefined;
       } finally {
-        waiter.disconnect();
+        // A connection whose command failed (Redis away) is not trusted again.
+        if (reusable && !stopped && idle.length < IDLE_WAITERS) idle.push(waiter);
+        else waiter.disconnect();
       }
     },
     dispose: () => {
       stopped = true;
       inbox.disconnect();
+      for (const waiter of idle.splice(0)) waiter.disconnect();
     },
   };
 }
