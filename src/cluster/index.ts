@@ -7,7 +7,8 @@
  *   answer is the reply (./commands.ts, ./cluster-routes.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Router } from 'express';
 import type { Observable } from 'rxjs';
 import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
@@ -60,7 +61,10 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   // one's appends and checkpoints for it are refused by Redis, even before its next renewal finds out.
   store.fence(instanceId);
   const leaseMs = config.leaseMs ?? 5000;
-  const connect = (): Redis => new Redis(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
+  // Loaded only when an instance joins a service: the server imports this module for every store, and
+  // ioredis took about 0.2 s of each start (`restart_recover`, SQLite's included), as in ../store/redis/connection.ts.
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const connect = (): Redis => new RedisClient(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
   const redis = connect();
   redis.on('error', () => undefined);
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
