@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { convOfCheckpointField } from '../store/redis/keys.js';
 import type { Leases } from './lease.js';
 
 export interface OrphanWatchConfig {
@@ -31,7 +32,7 @@ export function watchForOrphans(config: OrphanWatchConfig): { dispose(): void } 
   const look = async (): Promise<void> => {
     const fields = await config.redis.hkeys(config.checkpointsKey);
     const here = config.runningHere();
-    const convIds = [...new Set(fields.map((field) => (JSON.parse(field) as [string, string])[0]))].filter((convId) => !here.has(convId));
+    const convIds = [...new Set(fields.map(convOfCheckpointField))].filter((convId) => !here.has(convId));
     // Sent back to back on one connection (ioredis does not wait for each reply before the next).
     const exists = await Promise.all(convIds.map((convId) => config.redis.exists(config.leaseKeyOf(convId))));
     const now = new Set(convIds.filter((_, i) => exists[i] === 0));

@@ -272,17 +272,21 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     const { conv_id, session_id, created_at, owner, profile, forked_from } = conversation;
     const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }), ...(forked_from === undefined ? {} : { forked_from }) };
     const session = createSession(ports, identity, settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
-    if (conversation.step.enabled) core.enable(session_id, conversation.step.filter);
-    if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conv_id, conversation.engine_state);
+    applyStored(session_id, conversation, choices);
     return admit(session);
+  };
+  /** A stored conversation's step mode and engine state, on its session here. */
+  const applyStored = (sessionId: string, conversation: StoredConversation, choices: SessionChoices | undefined): void => {
+    if (conversation.step.enabled) core.enable(sessionId, conversation.step.filter);
+    // Only when on: `disable` looks through the pending pauses, and a restart opens thousands of sessions.
+    else if (core.isEnabled(sessionId)) core.disable(sessionId);
+    if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conversation.conv_id, conversation.engine_state);
   };
   /** Recovery's reopen: an idle session already here (adopted from another instance) is brought up to date. */
   const reopenOrRefresh = (conversation: StoredConversation, choices: SessionChoices | undefined): Session => {
     const existing = sessions.get(conversation.conv_id);
     if (!existing) return reopen(conversation, choices);
-    if (conversation.engine_state !== undefined) (choices?.engine ?? config.engine).restore?.(conversation.conv_id, conversation.engine_state);
-    if (conversation.step.enabled) core.enable(existing.session_id, conversation.step.filter);
-    else core.disable(existing.session_id);
+    applyStored(existing.session_id, conversation, choices);
     return existing;
   };
   /** Brings back what a snapshot holds (all of a store at a restart, one conversation at a takeover). */

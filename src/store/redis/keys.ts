@@ -52,6 +52,9 @@ export const DEFAULT_KEY_PREFIX = 'stepwise:';
 /** The field of one run's checkpoint: unambiguous whatever characters the ids hold. */
 export const checkpointField = (convId: string, inferenceId: string): string => JSON.stringify([convId, inferenceId]);
 
+/** The conversation a `checkpointField` names. */
+export const convOfCheckpointField = (field: string): string => (JSON.parse(field) as [string, string])[0];
+
 export function createRedisKeys(prefix: string = DEFAULT_KEY_PREFIX): RedisKeys {
   const key = (name: string): string => `${prefix}${name}`;
   return {
