@@ -1,10 +1,11 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { FrameEvent, Store } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { callerFrom, mayAccess } from '../server/auth.js';
 import { errorBody } from '../server/errors.js';
 import type { Commands } from './commands.js';
 import type { Leases } from './lease.js';
+import { isConvId, storeStep, type RouteStep } from './route-steps.js';
 import { serviceRoutes, wirePause } from './service-routes.js';
 
 export interface ClusterRoutePorts {
@@ -18,11 +19,9 @@ export interface ClusterRoutePorts {
   readonly join: (convId: string) => Promise<void>;
 }
 
-type Handler = (req: Request, res: Response) => Promise<boolean>;
-
 const convIdOf = (body: unknown): string | undefined => {
   const convId = (body as { conv_id?: unknown } | undefined)?.conv_id;
-  return typeof convId === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(convId) ? convId : undefined;
+  return isConvId(convId) ? convId : undefined;
 };
 
 /**
@@ -45,19 +44,11 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
     if (reply) res.status(reply.status).json(reply.body);
     else res.status(503).json(errorBody('owner_unavailable', `the instance running this conversation did not answer; try again`));
   };
-  const handle =
-    (handler: Handler) =>
-    (req: Request, res: Response, next: NextFunction): void => {
-      handler(req, res).then(
-        (answered) => answered || next(),
-        () => res.status(503).json(errorBody('store_unavailable', 'the store cannot be reached; try again')),
-      );
-    };
 
   // `/chat/:profile` starts a run as `/chat` does (and must hold the lease the same way).
   router.post(
     ['/chat', '/chat/:profile'],
-    handle(async (req, res) => {
+    storeStep(async (req, res) => {
       if (req.params['profile'] === 'cancel') return false;
       const convId = convIdOf(req.body);
       if (convId === undefined) {
@@ -84,7 +75,7 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
     }),
   );
 
-  const toOwner: Handler = async (req, res) => {
+  const toOwner: RouteStep = async (req, res) => {
     const convId = convIdOf(req.body);
     if (convId === undefined) return false;
     const owner = await otherOwner(convId);
@@ -95,13 +86,13 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
     await forward(owner, req, res);
     return true;
   };
-  router.post('/chat/cancel', handle(toOwner));
-  router.post('/debug/step/enable', handle(toOwner));
-  router.post('/debug/step/disable', handle(toOwner));
+  router.post('/chat/cancel', storeStep(toOwner));
+  router.post('/debug/step/enable', storeStep(toOwner));
+  router.post('/debug/step/disable', storeStep(toOwner));
 
   router.post(
     '/debug/continue',
-    handle(async (req, res) => {
+    storeStep(async (req, res) => {
       const pauseId = (req.body as { pause_id?: unknown } | undefined)?.pause_id;
       if (typeof pauseId !== 'string' || ports.stepwise.controller.pending().some((pause) => pause.pause_id === pauseId)) return false;
       // A pending pause names its conversation; a resolved one is known by its owner only, so a
@@ -117,7 +108,7 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
 
   router.get(
     '/debug/pauses',
-    handle(async (req, res) => {
+    storeStep(async (req, res) => {
       if (!ports.debug) return false;
       const convId = typeof req.query['conv_id'] === 'string' ? req.query['conv_id'] : undefined;
       if (convId !== undefined) {

@@ -50,7 +50,7 @@ export function createLeases(redis: Redis, config: LeaseConfig): Leases {
     if (ended.length > 0) await config.beforeRelease?.();
     for (const convId of ended) await release(convId);
     for (const convId of [...held]) {
-      if (!running.has(convId) || (await redis.eval(RENEW, 1, config.keyOf(convId), config.instanceId, config.leaseMs)) === 1) continue;
+      if ((await redis.eval(RENEW, 1, config.keyOf(convId), config.instanceId, config.leaseMs)) === 1) continue;
       held.delete(convId);
       // Lapsed but free (a slow tick): taken again. Held by another instance: that one runs it now.
       if (!(await acquire(convId))) config.onLost?.(convId);

@@ -1,9 +1,9 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router } from 'express';
 import type { ConversationRecord, FrameEvent, Store, StoredPause } from '../core/store.js';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { callerFrom, mayAccess } from '../server/auth.js';
-import { errorBody } from '../server/errors.js';
+import { isConvId, storeStep } from './route-steps.js';
 
 export interface ServiceRoutePorts {
   readonly stepwise: Stepwise;
@@ -11,8 +11,6 @@ export interface ServiceRoutePorts {
   /** Makes a conversation another instance created known here. */
   readonly join: (convId: string) => Promise<void>;
 }
-
-const CONV_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * The read routes as the whole service's (SPEC §7), in front of the single-process ones:
@@ -31,22 +29,14 @@ export function serviceRoutes(ports: ServiceRoutePorts): Router {
     const session = stepwise.sessions.get(convId);
     return session?.running ? session : undefined;
   };
-  const guarded =
-    (handler: (req: Request, res: Response) => Promise<boolean>) =>
-    (req: Request, res: Response, next: NextFunction): void => {
-      handler(req, res).then(
-        (answered) => answered || next(),
-        () => res.status(503).json(errorBody('store_unavailable', 'the store cannot be reached; try again')),
-      );
-    };
   const joined = async (convId: unknown): Promise<false> => {
-    if (typeof convId === 'string' && CONV_ID.test(convId)) await ports.join(convId);
+    if (isConvId(convId)) await ports.join(convId);
     return false;
   };
 
   router.get(
     '/conversations',
-    guarded(async (_req, res) => {
+    storeStep(async (_req, res) => {
       const caller = callerFrom(res);
       const [records, checkpoints] = await Promise.all([store.conversations(), store.checkpoints()]);
       const unfinished = new Set(checkpoints.map((checkpoint) => checkpoint.conv_id));
@@ -64,9 +54,9 @@ export function serviceRoutes(ports: ServiceRoutePorts): Router {
 
   router.get(
     '/conversations/:conv_id',
-    guarded(async (req, res) => {
+    storeStep(async (req, res) => {
       const convId = req.params['conv_id'];
-      if (typeof convId !== 'string' || !CONV_ID.test(convId) || runningHere(convId)) return false;
+      if (!isConvId(convId) || runningHere(convId)) return false;
       const [record, turns, pauses, checkpoints] = await Promise.all([store.conversation(convId), store.turns(convId), store.pauses(convId), store.checkpoints(convId)]);
       // Unknown, or someone else's: the usual route says so in its words.
       if (!record || !mayAccess(callerFrom(res), record.owner)) return false;
@@ -83,8 +73,8 @@ export function serviceRoutes(ports: ServiceRoutePorts): Router {
     }),
   );
 
-  router.get('/conversations/:conv_id/decisions', guarded((req) => joined(req.params['conv_id'])));
-  router.get('/hydrate', guarded((req) => joined(req.query['conv_id'])));
+  router.get('/conversations/:conv_id/decisions', storeStep((req) => joined(req.params['conv_id'])));
+  router.get('/hydrate', storeStep((req) => joined(req.query['conv_id'])));
   return router;
 }
 
