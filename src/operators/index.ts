@@ -1,4 +1,3 @@
-export { cancelOn } from './cancel-on.js';
 export { endWith, hasEnded, type LoopPhase, type LoopPorts, type LoopState, type RunContext, type RunOutcome } from './loop-state.js';
 export { executeTools, type ExecuteToolsConfig } from './execute-tools.js';
 export { inference, type InferencePorts } from './inference.js';
