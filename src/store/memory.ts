@@ -176,8 +176,8 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   };
 }
 
-/** The shared empty list a conversation starts with; replaced, never written to. */
-const NONE: never[] = [];
+/** The shared empty list a conversation starts with; replaced, never written to (frozen: no module-level mutable state). */
+const NONE = Object.freeze([]) as unknown as never[];
 
 /** From the end: the turn being written is the conversation's last, but for a restored or forked history. */
 function lastIndexOfTurn(turns: readonly Turn[], turnId: string): number {
