@@ -77,7 +77,9 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: 
       settle(frame);
       // The one place committed frames enter: a per-conversation route, so the fan-out to one
       // conversation's clients does not filter every conversation's frames (as the hub does).
-      events$.next(frame);
+      // Often nobody follows every conversation at once (a library user, a server with no cluster):
+      // rxjs' ES5 build, which Node loads, spends a closure and an iterator per `next` even then.
+      if (events$.observed) events$.next(frame);
       channels.next(frame.event.conv_id, frame);
     });
 
