@@ -1,7 +1,7 @@
 import { concatMap, defer, filter, from, map, mergeMap, of, reduce, takeWhile, toArray, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { createEvent } from '../streams/events.js';
-import { deniedBy } from '../streams/step-commands.js';
+import { deniedBy, type PauseDecision } from '../streams/step-commands.js';
 import type { ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
 import { endWith, hasEnded, executorOf, withBlocks, withResults, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
@@ -62,9 +62,8 @@ function runCalls(
   requested: readonly ToolCall[],
 ): Observable<LoopState> {
   const { run } = state;
-  const decision = state.decision ?? { action: 'continue' };
-  const edits = decision.action === 'edit' ? decision.edits : {};
-  const calls = requested.map((call) => (call.id in edits ? { ...call, args: edits[call.id] } : call));
+  const decision = state.decision ?? CONTINUE;
+  const calls = decision.action === 'edit' ? requested.map((call) => (call.id in decision.edits ? { ...call, args: decision.edits[call.id] } : call)) : requested;
   const executor = executorOf(ports, run);
 
   /** The call's progress: `started` (unless denied), then `finished` with its outcome. */
@@ -112,6 +111,9 @@ function runCalls(
     ),
   );
 }
+
+/** No decision taken (step mode off): every call runs as asked. */
+const CONTINUE: PauseDecision = Object.freeze({ action: 'continue' });
 
 interface Settled {
   readonly outcome: ToolOutcome;
