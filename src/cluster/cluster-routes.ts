@@ -4,19 +4,22 @@ import type { Stepwise } from '../sessions/runtime.js';
 import { callerFrom, mayAccess } from '../server/auth.js';
 import { errorBody } from '../server/errors.js';
 import type { Commands } from './commands.js';
+import type { ClusterStore } from './index.js';
 import type { Leases } from './lease.js';
 import { isConvId, storeStep, type RouteStep } from './route-steps.js';
 import { serviceRoutes, wirePause } from './service-routes.js';
 
 export interface ClusterRoutePorts {
   readonly stepwise: Stepwise;
-  readonly store: Store<FrameEvent>;
+  readonly store: Store<FrameEvent> & Pick<ClusterStore, 'pause'>;
   readonly leases: Leases;
   readonly commands: Commands;
   readonly instanceId: string;
   readonly debug: boolean;
   /** Makes a conversation another instance created known here. */
   readonly join: (convId: string) => Promise<void>;
+  /** The conversation of a pause whose frame this instance relayed (see pause-index.ts). */
+  readonly convOfPause: (pauseId: string) => string | undefined;
 }
 
 const convIdOf = (body: unknown): string | undefined => {
@@ -97,7 +100,9 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
       if (typeof pauseId !== 'string' || ports.stepwise.controller.pending().some((pause) => pause.pause_id === pauseId)) return false;
       // A pending pause names its conversation; a resolved one is known by its owner only, so a
       // request that names the conversation reaches the owner's `pause_resolved`.
-      const convId = (await ports.store.pauses()).find((pause) => pause.pause_id === pauseId)?.conv_id ?? convIdOf(req.body);
+      // Known from its frame, else read by id (reading every stored pause made each continue cost more
+      // as the service grew).
+      const convId = ports.convOfPause(pauseId) ?? (await ports.store.pause(pauseId))?.conv_id ?? convIdOf(req.body);
       if (convId === undefined) return false;
       const owner = await otherOwner(convId);
       if (owner === undefined) return false;

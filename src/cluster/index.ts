@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
 import type { Observable } from 'rxjs';
-import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
+import type { FrameEvent, Store, StoredFrame, StoredPause } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { adoptConversation } from './adopt.js';
 import { createClusterFrames } from './cluster-frames.js';
@@ -19,10 +19,13 @@ import { clusterRoutes } from './cluster-routes.js';
 import { createCommands, type ForwardedReply, type ForwardedRequest } from './commands.js';
 import { createLeases } from './lease.js';
 import { watchForOrphans } from './orphans.js';
+import { createPauseIndex } from './pause-index.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
 export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
+  /** One pending pause of the service by id. */
+  pause(pauseId: string): Promise<StoredPause | undefined>;
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string } };
   /** Refuses from now on a run's writes while another token than this one holds its lease (the fence). */
   fence(token: string): void;
@@ -51,7 +54,7 @@ export interface ClusterRuntime {
    */
   join(convId: string): Promise<void>;
   /** The routes in front of the single-process ones; `serve` answers what other instances deliver here. */
-  routes(debug: boolean, serve: (request: ForwardedRequest) => Promise<ForwardedReply>): Router;
+  routes(debug: boolean, serve: (request: ForwardedRequest) => ForwardedReply | Promise<ForwardedReply>): Router;
 }
 
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
@@ -68,6 +71,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   const redis = connect();
   redis.on('error', () => undefined);
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const pauses = createPauseIndex(frames.events$);
   const log = config.log ?? (() => undefined);
   const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
   const leases = createLeases(redis, {
@@ -83,6 +87,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   let commands: ReturnType<typeof createCommands> | undefined;
   let orphans: { dispose(): void } | undefined;
   const stop = (): void => {
+    pauses.dispose();
     orphans?.dispose();
     commands?.dispose();
     void leases.dispose().finally(() => redis.disconnect());
@@ -144,7 +149,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
           replyTimeoutMs: config.replyTimeoutMs ?? 5000,
         },
       );
-      return clusterRoutes({ stepwise, store, leases, commands, instanceId, debug, join });
+      return clusterRoutes({ stepwise, store, leases, commands, instanceId, debug, join, convOfPause: pauses.convOf });
     },
   };
 }

@@ -2,9 +2,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { WebSocketServer } from 'ws';
 import { createStepwise, type Stepwise, type StepwiseConfig } from '../sessions/runtime.js';
-import { requireCaller, type TokenTable } from './auth.js';
+import { callerOfHeader, requireCaller, type TokenTable } from './auth.js';
 import type { ServerContext } from './context.js';
-import { HttpError, sendError } from './errors.js';
+import { errorBody, HttpError, sendError } from './errors.js';
 import { createFrameEncoder } from './frame-encoder.js';
 import { chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
@@ -17,6 +17,7 @@ import { toolRoutes, type ToolSource } from './routes-tools.js';
 import type { Store } from '../core/store.js';
 import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
+import { FORWARDABLE, replyOf } from './step-commands.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
@@ -103,7 +104,7 @@ export function createServer(options: ServerOptions): StepwiseServer {
   const tokens: TokenTable = options.tokens ?? new Map();
   const http = createHttpServer();
   const extra = [inferenceRoutes(context, inferences), toolRoutes(context, options.toolSources ?? new Map())];
-  const app = buildApp(context, tokens, options, extra, joined && clusterRoutesOf(joined, context, http));
+  const app = buildApp(context, tokens, options, extra, joined && clusterRoutesOf(joined, context, tokens, options.onError));
   http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
@@ -135,17 +136,18 @@ export function createServer(options: ServerOptions): StepwiseServer {
   return { app, http, stepwise, close };
 }
 
-/** The cluster's routes; what another instance delivers here is served as if it came to this server. */
-function clusterRoutesOf(joined: ClusterRuntime, context: ServerContext, http: Server): Router {
-  return joined.routes(context.debug, async ({ method, path, authorization, body }) => {
-    const address = http.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    const reply = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
-      ...(method === 'GET' ? {} : { body: JSON.stringify(body ?? {}) }),
-    });
-    return { status: reply.status, body: await reply.json() };
+/**
+ * The cluster's routes. A command another instance delivers here (the run is this instance's) is
+ * served by the same function as its route, for the caller its token names: no HTTP request to this
+ * server in between (that hop was a third of `cluster_resume`).
+ */
+function clusterRoutesOf(joined: ClusterRuntime, context: ServerContext, tokens: TokenTable, onError?: (error: unknown) => void): Router {
+  return joined.routes(context.debug, ({ path, authorization, body }) => {
+    const caller = callerOfHeader(tokens, authorization);
+    if (!caller) return { status: 401, body: errorBody('unauthorized', 'a valid "Authorization: Bearer <token>" header is required') };
+    const command = FORWARDABLE[path.split('?')[0] ?? ''];
+    if (!command) return { status: 404, body: errorBody('not_found', `no command ${path} to forward`) };
+    return replyOf(() => command(context, caller, body), onError);
   });
 }
 

@@ -33,8 +33,12 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** The caller of a request, `null` when tokens are configured and none valid was given. */
 export function callerOf(tokens: TokenTable, req: IncomingMessage, queryToken?: string | null): Caller | null {
+  return callerOfHeader(tokens, req.headers.authorization, queryToken);
+}
+
+/** As `callerOf`, from an `Authorization` header's value (a request another instance forwarded keeps it). */
+export function callerOfHeader(tokens: TokenTable, header: string | undefined, queryToken?: string | null): Caller | null {
   if (tokens.size === 0) return { user: undefined };
-  const header = req.headers.authorization;
   const token = (typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined) ?? queryToken ?? undefined;
   const user = token === undefined ? undefined : tokens.get(token);
   return user === undefined ? null : { user };

@@ -2,8 +2,9 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { RunInProgressError, type Session } from '../sessions/session.js';
 import { callerFrom, type Caller } from './auth.js';
-import { assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
+import { assertOwner, convIdSchema, type ServerContext } from './context.js';
 import { HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
+import { cancelRun } from './step-commands.js';
 import { forbiddenOverrides, PROFILE_OVERRIDES, profileChoices, toolsOutside, type Profile } from './profiles.js';
 
 const chatSchema = z.object({
@@ -19,7 +20,6 @@ const chatSchema = z.object({
     .optional(),
 });
 
-const cancelSchema = z.object({ conv_id: convIdSchema });
 
 type ChatBody = z.infer<typeof chatSchema>;
 
@@ -27,11 +27,7 @@ type ChatBody = z.infer<typeof chatSchema>;
 export function chatRoutes(context: ServerContext): Router {
   const router = Router();
   router.post('/chat', (req, res) => startChat(context, req, res));
-  router.post('/chat/cancel', (req: Request, res: Response) => {
-    const { conv_id } = parseOr400(cancelSchema, req.body);
-    const session = ownedSession(context, callerFrom(res), conv_id);
-    res.json({ ok: true, cancelled: session.cancel() });
-  });
+  router.post('/chat/cancel', (req: Request, res: Response) => void res.json(cancelRun(context, callerFrom(res), req.body)));
   // After /chat/cancel, which keeps its meaning: no profile may be called `cancel`.
   router.post('/chat/:profile', (req, res) => startChat(context, req, res, req.params['profile']));
   return router;

@@ -155,6 +155,10 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     if (!writes(event.conv_id)) return;
     writer.published(event);
     hub.publish(event);
+    // An operator waits on a resume: its decision and `resumed` frame are committed (and so reach
+    // clients) at once, not in one batch with the work the resumed run does next, which a durable
+    // store commits a tick later (`cluster_resume`: the frame reached the other instance 1-2 ms later).
+    if (event.type === 'resumed') writer.commitNow();
   };
   const core = createStepController(
     { scheduler, ids, publish, onResolved: (resolution) => writes(resolution.pause.conv_id) && writer.resolved(resolution) },

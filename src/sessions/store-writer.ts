@@ -25,6 +25,8 @@ export interface StoreWriter {
   published(event: StepwiseEvent): void;
   /** Every pause resolution: a decision row. */
   resolved(resolution: PauseResolution): void;
+  /** Commits what is queued now rather than with the run's next writes (the store's batch would wait for them). */
+  commitNow(): void;
   /** The run ended for good: its final turn, no checkpoint. */
   runEnded(session: Session, result: RunResult): void;
 }
@@ -61,6 +63,8 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
       if (event.type === 'paused') store.putPause(event.pause);
     },
     resolved: (resolution) => store.recordDecision(toDecision(resolution, ports.scheduler.now())),
+    // A failed commit is the frame log's to report (its frames' appends fail); nothing to add here.
+    commitNow: () => void store.flush().catch(() => undefined),
     runEnded: (session, result) => {
       store.putTurn(result.conv_id, result.turn);
       store.deleteCheckpoint(result.conv_id, result.inference_id);

@@ -25,6 +25,8 @@ export interface RedisReads<E extends FrameEvent> {
   frames(convId: string, query: FrameQuery): Promise<FramePage<E>>;
   lastSeq(convId: string): Promise<number>;
   pauses(convId?: string): Promise<StoredPause[]>;
+  /** One pending pause by id, without reading the others. */
+  pause(pauseId: string): Promise<StoredPause | undefined>;
   decisions(convId: string): Promise<DecisionRecord[]>;
   checkpoints(convId?: string): Promise<RunCheckpoint[]>;
   engineState(convId: string): Promise<JsonValue | undefined>;
@@ -165,6 +167,10 @@ export function createRedisReads<E extends FrameEvent>(client: Redis, keys: Redi
     },
     lastSeq,
     pauses: (convId) => (convId === undefined ? allPauses() : pausesOf(convId)),
+    pause: async (pauseId) => {
+      const json = await client.hget(keys.pauses, pauseId);
+      return json === null ? undefined : parse<StoredPause>(json);
+    },
     decisions: async (convId) => (await client.lrange(keys.conversation(convId).decisions, 0, -1)).map((json) => parse<DecisionRecord>(json)),
     checkpoints,
     engineState: async (convId) => {

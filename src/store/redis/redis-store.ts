@@ -1,5 +1,5 @@
 import { AsyncSubject, throwError, type Observable } from 'rxjs';
-import type { FrameEvent, Store, StoredFrame, StoreRetentionConfig } from '../../core/store.js';
+import type { FrameEvent, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
 import { StoreClosedError, StoreSequenceError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
@@ -48,6 +48,8 @@ export interface RedisStore<E extends FrameEvent = FrameEvent> extends Store<E> 
    * Redis comes back. It never errors for unavailability; a frame that is not JSON errors it.
    */
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame<E>>;
+  /** One pending pause of any instance by id (the service's `/debug/continue` finds the run's owner by it). */
+  pause(pauseId: string): Promise<StoredPause | undefined>;
   /** The key layout (for leases and command channels built beside the store). */
   readonly keys: RedisKeys;
   /** False while Redis is unreachable. */
@@ -217,6 +219,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
     frames: (convId, query = {}) => read(() => reads.frames(convId, query)),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
     pauses: (convId) => read(() => reads.pauses(convId)),
+    pause: (pauseId) => read(() => reads.pause(pauseId)),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
     engineState: (convId) => read(() => reads.engineState(convId)),

@@ -141,7 +141,11 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
       // A conversation created again under the same id starts a new log.
       lastSeqs.set(conv_id, 0);
     },
-    flush: () => queue.flush(),
+    // Now rather than at the end of the tick: whoever flushes is waiting for it.
+    flush: () => {
+      queue.commitNow();
+      return queue.flush();
+    },
     load: () =>
       read(() => {
         const snapshot = reads.load();
