@@ -17,7 +17,7 @@ import { toolRoutes, type ToolSource } from './routes-tools.js';
 import type { Store } from '../core/store.js';
 import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
-import { FORWARDABLE, replyOf } from './step-commands.js';
+import { FORWARDABLE, replyOf } from './forwarded-commands.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';

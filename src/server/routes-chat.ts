@@ -2,9 +2,9 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { RunInProgressError, type Session } from '../sessions/session.js';
 import { callerFrom, type Caller } from './auth.js';
-import { assertOwner, convIdSchema, type ServerContext } from './context.js';
+import type { StepCommand } from './routes-debug.js';
+import { assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
 import { HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
-import { cancelRun } from './step-commands.js';
 import { forbiddenOverrides, PROFILE_OVERRIDES, profileChoices, toolsOutside, type Profile } from './profiles.js';
 
 const chatSchema = z.object({
@@ -22,6 +22,13 @@ const chatSchema = z.object({
 
 
 type ChatBody = z.infer<typeof chatSchema>;
+
+const cancelSchema = z.object({ conv_id: convIdSchema });
+
+export const cancelRun: StepCommand = (context, caller, body) => {
+  const { conv_id } = parseOr400(cancelSchema, body);
+  return { ok: true, cancelled: ownedSession(context, caller, conv_id).cancel() };
+};
 
 /** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (SPEC §9). */
 export function chatRoutes(context: ServerContext): Router {
