@@ -36,6 +36,11 @@ const TARGETS: Readonly<Record<string, Target>> = {
   store_append: { describe: '≥ 100 000 frames/s', met: (e) => e.value >= 100_000 },
   restart_recover: { describe: '≤ 2000 ms', met: (e) => e.value <= 2000 },
   loop_step_otel_noop: { describe: 'ratio ≤ 1.05', met: (e) => (e.ratio ?? Infinity) <= 1.05 },
+  // Issue 9's wire targets.
+  resume_wire: { describe: '≤ 2 ms', met: (e) => e.value <= 2 },
+  fanout_1: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
+  fanout_10: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
+  fanout_100: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
   // Issue 11, with the lease bench/cluster.ts uses (1000 ms).
   cluster_resume: { describe: '≤ 5 ms', met: (e) => e.value <= 5 },
   cluster_fanout: { describe: 'ratio ≥ 0.5', met: (e) => (e.ratio ?? 0) >= 0.5 },
