@@ -97,7 +97,7 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
     '/debug/continue',
     storeStep(async (req, res) => {
       const pauseId = (req.body as { pause_id?: unknown } | undefined)?.pause_id;
-      if (typeof pauseId !== 'string' || ports.stepwise.controller.pending().some((pause) => pause.pause_id === pauseId)) return false;
+      if (typeof pauseId !== 'string' || ports.stepwise.controller.get(pauseId) !== undefined) return false;
       // A pending pause names its conversation; a resolved one is known by its owner only, so a
       // request that names the conversation reaches the owner's `pause_resolved`.
       // Known from its frame, else read by id (reading every stored pause made each continue cost more
