@@ -150,15 +150,16 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   let live = true;
   // Conversations whose run another instance took over (SPEC §7): what is left of it here is silent.
   const fenced = new Set<string>();
-  const writes = (convId: string): boolean => live && !fenced.has(convId);
+  const writes = (convId: string): boolean => live && (fenced.size === 0 || !fenced.has(convId));
   const publish = (event: Parameters<EventHub['publish']>[0]): void => {
     if (!writes(event.conv_id)) return;
     writer.published(event);
     hub.publish(event);
-    // An operator waits on a resume: its decision and `resumed` frame are committed (and so reach
-    // clients) at once, not in one batch with the work the resumed run does next, which a durable
-    // store commits a tick later (`cluster_resume`: the frame reached the other instance 1-2 ms later).
-    if (event.type === 'resumed') writer.commitNow();
+    // An operator waits on the resume they asked for: its decision and `resumed` frame are committed
+    // (and so reach clients) at once, not in one batch with the work the resumed run does next, which
+    // a durable store commits a tick later (`cluster_resume`: the frame reached the other instance
+    // 1-2 ms later). The system's resumes (deadlines, disable, cancel) may come by thousands: batched.
+    if (event.type === 'resumed' && event.by !== 'system') writer.commitNow();
   };
   const core = createStepController(
     { scheduler, ids, publish, onResolved: (resolution) => writes(resolution.pause.conv_id) && writer.resolved(resolution) },

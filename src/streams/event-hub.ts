@@ -108,10 +108,13 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     log.frames.push(frame);
     // Trim in batches so the buffer costs O(1) amortised per publish.
     if (log.frames.length > bufferSize * 2) log.frames.splice(0, log.frames.length - bufferSize);
-    queue.push(frame);
-    if (delivering) return frame;
+    if (delivering) {
+      queue.push(frame);
+      return frame;
+    }
     delivering = true;
     try {
+      deliver(frame);
       for (let next = queue.shift(); next; next = queue.shift()) deliver(next);
     } finally {
       delivering = false;
