@@ -1,6 +1,6 @@
 import { concatMap, defer, filter, from, map, mergeMap, of, reduce, takeWhile, toArray, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
-import { createEvent } from '../streams/events.js';
+import { eventFrom } from '../streams/events.js';
 import { deniedBy, type PauseDecision } from '../streams/step-commands.js';
 import type { ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
@@ -127,18 +127,18 @@ const isSettled = (value: Settled | undefined): value is Settled => value !== un
 function publishProgress(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: RunContext, call: ToolCall, progress: ToolProgress): void {
   const at = ports.scheduler.now();
   if (progress.type === 'started') {
-    ports.publish(createEvent('tool-execution-started', run, at, { tool_call_id: call.id, name: call.name, args: progress.args }));
+    ports.publish(eventFrom('tool-execution-started', run, at, { tool_call_id: call.id, name: call.name, args: progress.args }));
     return;
   }
   const { outcome } = progress;
   const { tool_call_id, name, result } = outcome;
   if (outcome.rejected) {
-    ports.publish(createEvent('log', run, at, { level: 'warn', message: outcome.error ?? 'tool call rejected', fields: { tool_call_id, name, rejected: outcome.rejected } }));
+    ports.publish(eventFrom('log', run, at, { level: 'warn', message: outcome.error ?? 'tool call rejected', fields: { tool_call_id, name, rejected: outcome.rejected } }));
   }
-  if (isVirtualTimeMisuse(outcome.error)) ports.publish(createEvent('log', run, at, { level: 'error', message: outcome.error ?? '', fields: { tool_call_id, name } }));
-  ports.publish(createEvent('tool-result', run, at, { tool_call_id, name, result, ...(outcome.error === undefined ? {} : { error: outcome.error }) }));
+  if (isVirtualTimeMisuse(outcome.error)) ports.publish(eventFrom('log', run, at, { level: 'error', message: outcome.error ?? '', fields: { tool_call_id, name } }));
+  ports.publish(eventFrom('tool-result', run, at, { tool_call_id, name, result, ...(outcome.error === undefined ? {} : { error: outcome.error }) }));
   ports.publish(
-    createEvent('tool-execution-finished', run, at, { tool_call_id, name, ...(outcome.duration_ms === undefined ? {} : { duration_ms: outcome.duration_ms }) }),
+    eventFrom('tool-execution-finished', run, at, { tool_call_id, name, ...(outcome.duration_ms === undefined ? {} : { duration_ms: outcome.duration_ms }) }),
   );
 }
 

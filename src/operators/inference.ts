@@ -1,7 +1,7 @@
 import { catchError, concatMap, defer, map, of, reduce, type Observable, type OperatorFunction } from 'rxjs';
 import type { ToolCallBlock } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
-import { createEvent } from '../streams/events.js';
+import { eventFrom } from '../streams/events.js';
 import { endWith, engineOf, hasEnded, registryOf, withAnswer, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
@@ -39,7 +39,7 @@ export function inferOnce(ports: InferencePorts, state: LoopState): Observable<L
   const engine = engineOf(ports, run);
   return defer(() => {
     const startedAt = scheduler.now();
-    publish(createEvent('inference-started', run, startedAt, { model: engine.model, provider: engine.name }));
+    publish(eventFrom('inference-started', run, startedAt, { model: engine.model, provider: engine.name }));
     const request = {
       conv_id: run.conv_id,
       session_id: run.session_id,
@@ -81,7 +81,7 @@ function hasCall(answer: Answer, id: string): boolean {
 function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: Answer): void {
   if (!answer.reasoningOpen) return;
   answer.reasoningOpen = false;
-  ports.publish(createEvent('reasoning-finished', run, ports.scheduler.now(), { text: answer.reasoning }));
+  ports.publish(eventFrom('reasoning-finished', run, ports.scheduler.now(), { text: answer.reasoning }));
 }
 
 /** Adds one engine event to the answer and publishes what it says, with the text so far. */
@@ -92,23 +92,23 @@ function foldAnswer(ports: InferencePorts, run: LoopState['run']) {
     switch (event.type) {
       case 'text-delta':
         answer.text += event.delta;
-        publish(createEvent('text-delta', run, scheduler.now(), { delta: event.delta, cumulative: answer.text }));
+        publish(eventFrom('text-delta', run, scheduler.now(), { delta: event.delta, cumulative: answer.text }));
         break;
       case 'reasoning-delta': {
         const now = scheduler.now();
         if (!answer.reasoningOpen) {
           answer.reasoningOpen = true;
-          publish(createEvent('reasoning-started', run, now, {}));
+          publish(eventFrom('reasoning-started', run, now, {}));
         }
         answer.reasoning += event.delta;
-        publish(createEvent('reasoning-delta', run, now, { delta: event.delta, cumulative: answer.reasoning }));
+        publish(eventFrom('reasoning-delta', run, now, { delta: event.delta, cumulative: answer.reasoning }));
         break;
       }
       case 'tool-call': {
         // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
         const id = event.id && !hasCall(answer, event.id) ? event.id : ids.next('call');
         answer.calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });
-        publish(createEvent('tool-call-requested', run, scheduler.now(), { tool_call_id: id, name: event.name, args: event.args }));
+        publish(eventFrom('tool-call-requested', run, scheduler.now(), { tool_call_id: id, name: event.name, args: event.args }));
         break;
       }
       case 'finished':
@@ -126,7 +126,7 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
   const { text, reasoning, finished } = answer;
   const now = scheduler.now();
   publish(
-    createEvent('inference-finished', run, now, {
+    eventFrom('inference-finished', run, now, {
       text,
       model: finished?.model ?? engineOf(ports, run).model,
       usage: finished?.usage ?? { input_tokens: 0, output_tokens: 0 },
@@ -144,6 +144,6 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
 function failed(ports: InferencePorts, state: LoopState, error: unknown): LoopState {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof EngineError && error.code ? { code: error.code } : {};
-  ports.publish(createEvent('inference-failed', state.run, ports.scheduler.now(), { message, ...code }));
+  ports.publish(eventFrom('inference-failed', state.run, ports.scheduler.now(), { message, ...code }));
   return endWith(withAnswer(state, state.blocks), { status: 'failed', error: message });
 }

@@ -1,6 +1,6 @@
 import { catchError, concat, concatMap, from, ignoreElements, of, type Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
 import type { Block } from '../core/turns.js';
-import { createEvent, type EventOrigin } from '../streams/events.js';
+import { eventFrom, type EventOrigin } from '../streams/events.js';
 import { hasEnded, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type SnapshotPhase = 'pre_inference' | 'post_inference' | 'post_tools';
@@ -40,7 +40,7 @@ export function snapshotHook(
   if (!hook) return (source) => source;
   const warn = (state: LoopState, error: unknown): void => {
     const message = `snapshot hook ${phase} failed: ${error instanceof Error ? error.message : String(error)}`;
-    ports.publish(createEvent('log', state.run, ports.scheduler.now(), { level: 'warn', message }));
+    ports.publish(eventFrom('log', state.run, ports.scheduler.now(), { level: 'warn', message }));
   };
   // concatMap: a slow hook must delay this state, never reorder it.
   return concatMap((state): Observable<LoopState> => {

@@ -1,4 +1,4 @@
-import { createEvent, type LogLevel } from '../streams/events.js';
+import { eventFrom, type LogLevel } from '../streams/events.js';
 import type { Stepwise } from './runtime.js';
 
 export interface AnnouncedLog {
@@ -20,7 +20,7 @@ export function announceToRuns(stepwise: Stepwise, log: AnnouncedLog, at = Date.
     const { frames } = stepwise.hub.buffered(session.conv_id, stepwise.hub.lastSeq(session.conv_id) - 1);
     const latest = frames[frames.length - 1]?.event;
     if (!latest) continue;
-    stepwise.hub.publish(createEvent('log', latest, at, { level, message, ...(fields ? { fields } : {}) }));
+    stepwise.hub.publish(eventFrom('log', latest, at, { level, message, ...(fields ? { fields } : {}) }));
     told.push(session.conv_id);
   }
   return told;

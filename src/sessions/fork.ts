@@ -1,7 +1,7 @@
 import type { JsonValue, ForkOrigin, RunCheckpoint, Store } from '../core/store.js';
 import type { Turn } from '../core/turns.js';
 import type { LoopPorts, LoopState } from '../operators/loop-state.js';
-import { createEvent } from '../streams/events.js';
+import { eventFrom } from '../streams/events.js';
 import type { StepController } from '../streams/step-controller.js';
 import type { Session, SessionChoices } from './session.js';
 
@@ -97,9 +97,9 @@ async function forkAtPause(ports: ForkPorts, request: ForkRequest, pauseId: stri
   const rerun: RunCheckpoint = { ...checkpoint, conv_id: fork.conv_id, session_id: fork.session_id, inference_id, at_ms: now };
   fork.resume(rerun, (state: LoopState) => {
     // A new run of the fork's own: dashboards on the fork see it start, then pause.
-    ports.loop.publish(createEvent('run-started', state.run, now, {}));
+    ports.loop.publish(eventFrom('run-started', state.run, now, {}));
     ports.loop.publish(
-      createEvent('log', state.run, now, {
+      eventFrom('log', state.run, now, {
         level: 'info',
         message: `forked from ${source.conv_id} at pause ${pauseId} (${pause.phase})`,
         // How many of the turn's blocks are the copy (a dashboard draws them, since their frames are the source's).

@@ -3,7 +3,7 @@ import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPause
 import type { Block } from '../core/turns.js';
 import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
 import { pauseAt } from '../operators/pause-point.js';
-import { createEvent, type StepwiseEvent } from '../streams/events.js';
+import { eventFrom, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
 
 /** What `Stepwise.recover` brought back. */
@@ -122,7 +122,7 @@ function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state:
   const { run } = state;
   const now = ports.scheduler.now();
   ports.publish(
-    createEvent('log', run, now, {
+    eventFrom('log', run, now, {
       level: 'info',
       message: `run ${run.inference_id} resumed after a restart at ${checkpoint.next}`,
       fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration },
@@ -136,7 +136,7 @@ function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state:
     if (registry.get(block.payload.name)?.idempotent === true) continue;
     const { id, name } = block.payload;
     interrupted.push({ id: `${id}:use`, kind: 'tool_use', role: 'tool', payload: { id, result: null, error: INTERRUPTED } });
-    ports.publish(createEvent('tool-result', run, now, { tool_call_id: id, name, result: null, error: INTERRUPTED }));
+    ports.publish(eventFrom('tool-result', run, now, { tool_call_id: id, name, result: null, error: INTERRUPTED }));
   }
   return interrupted.length === 0 ? state : { ...state, blocks: [...state.blocks, ...interrupted] };
 }

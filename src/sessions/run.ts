@@ -1,7 +1,7 @@
 import { Observable, of, type OperatorFunction, type Subscription } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
 import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
-import { createEvent, type RunStatus } from '../streams/events.js';
+import { eventFrom, type RunStatus } from '../streams/events.js';
 
 /** How a run ended, with its turn. */
 export interface RunResult {
@@ -52,7 +52,7 @@ export function createRun$(
     });
     // Cancelled during subscribe: the loop never starts.
     if (subscriber.closed) return cancelled;
-    if (!resumed) ports.publish(createEvent('run-started', run, ports.scheduler.now(), {}));
+    if (!resumed) ports.publish(eventFrom('run-started', run, ports.scheduler.now(), {}));
     loop$ = of(initial)
       .pipe(loop)
       .subscribe({
@@ -82,7 +82,7 @@ export const cancelledAt = (ports: LoopPorts, state: LoopState): RunResult => en
 function ended(ports: LoopPorts, run: RunContext, final: LoopState): RunResult {
   const outcome = final.outcome ?? { status: 'cancelled' as const };
   const error = outcome.error === undefined ? {} : { error: outcome.error };
-  ports.publish(createEvent('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
+  ports.publish(eventFrom('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
   return {
     conv_id: run.conv_id,
     session_id: run.session_id,

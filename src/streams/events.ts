@@ -92,15 +92,28 @@ export function createEvent<T extends StepwiseEventType>(
   at: number,
   fields: EventFields<T>,
 ): Extract<StepwiseEvent, { type: T }> {
-  return {
-    type,
-    conv_id: origin.conv_id,
-    session_id: origin.session_id,
-    inference_id: origin.inference_id,
-    turn_id: origin.turn_id,
-    at,
-    ...fields,
-  } as unknown as Extract<StepwiseEvent, { type: T }>;
+  return eventFrom(type, origin, at, { ...fields });
+}
+
+/**
+ * `createEvent` for the runtime's own producers, which pass a fresh object literal each time: the event
+ * is that object, given its type, origin and time, where `createEvent` copies it. The copy (a spread)
+ * cost about 50 ns an event, six events a step of `loop_step`.
+ */
+export function eventFrom<T extends StepwiseEventType>(
+  type: T,
+  origin: EventOrigin,
+  at: number,
+  fields: EventFields<T>,
+): Extract<StepwiseEvent, { type: T }> {
+  const event = fields as unknown as { -readonly [K in keyof EventBase | 'type']: unknown };
+  event.type = type;
+  event.conv_id = origin.conv_id;
+  event.session_id = origin.session_id;
+  event.inference_id = origin.inference_id;
+  event.turn_id = origin.turn_id;
+  event.at = at;
+  return event as unknown as Extract<StepwiseEvent, { type: T }>;
 }
 
 /** An event with its per-conversation sequence number, as the hub hands it out. */

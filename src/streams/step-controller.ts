@@ -1,7 +1,7 @@
 import { asapScheduler, asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { StepFilter } from '../core/store.js';
-import { createEvent, type PauseInfo, type PausePhase, type PauseToolCall, type StepwiseEvent } from './events.js';
+import { eventFrom, type PauseInfo, type PausePhase, type PauseToolCall, type StepwiseEvent } from './events.js';
 import {
   decide,
   reasonOf,
@@ -144,7 +144,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
     if (resolved.size > resolvedMemory) resolved.delete(resolved.keys().next().value as string);
     ports.onResolved?.(resolution);
-    ports.publish(createEvent('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM }));
+    ports.publish(eventFrom('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM }));
   };
 
   const timeoutDecision = (): PauseDecision =>
@@ -192,7 +192,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
         () => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(), by: SYSTEM }),
         Math.max(0, info.deadline_ms - now),
       );
-      ports.publish(createEvent('paused', info, now, { pause: info }));
+      ports.publish(eventFrom('paused', info, now, { pause: info }));
       // Unsubscribed before it resolved: the run was cancelled.
       return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
     });
