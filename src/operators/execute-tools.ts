@@ -125,7 +125,7 @@ const isSettled = (value: Settled | undefined): value is Settled => value !== un
 
 /** `tool-execution-started` when a call starts; its result (and any warning) when it finishes. */
 function publishProgress(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: RunContext, call: ToolCall, progress: ToolProgress): void {
-  const at = ports.scheduler.now();
+  const at = progress.at ?? ports.scheduler.now();
   if (progress.type === 'started') {
     ports.publish(eventFrom('tool-execution-started', run, at, { tool_call_id: call.id, name: call.name, args: progress.args }));
     return;

@@ -44,10 +44,13 @@ export interface ToolOutcome {
   readonly abortsRun: boolean;
 }
 
-/** `started` when execution begins (with the validated arguments), then exactly one `finished`. */
+/**
+ * `started` when execution begins (with the validated arguments), then exactly one `finished`. `at`:
+ * when, on the executor's clock, so the loop need not read the clock again (absent: it reads its own).
+ */
 export type ToolProgress =
-  | { readonly type: 'started'; readonly args: unknown }
-  | { readonly type: 'finished'; readonly outcome: ToolOutcome };
+  | { readonly type: 'started'; readonly args: unknown; readonly at?: number }
+  | { readonly type: 'finished'; readonly outcome: ToolOutcome; readonly at?: number };
 
 /** The tool executor port: the edge where tools' own code runs. */
 export interface ToolExecutor {
@@ -148,21 +151,25 @@ export function createToolExecutor(
       const { tool, args } = admitted;
       const policy = tool.policy ?? settings.policy;
       const startedAt = scheduler.now();
-      const finished = (result: unknown, error?: unknown): ToolProgress => ({
-        type: 'finished',
-        outcome: {
-          tool_call_id: call.id,
-          name: call.name,
-          result: result === undefined ? null : result,
-          ...(error === undefined ? {} : { error: messageOf(error) }),
-          duration_ms: scheduler.now() - startedAt,
-          abortsRun: error !== undefined && policy === 'abort',
-        },
-      });
+      const finished = (result: unknown, error?: unknown): ToolProgress => {
+        const at = scheduler.now();
+        return {
+          type: 'finished',
+          outcome: {
+            tool_call_id: call.id,
+            name: call.name,
+            result: result === undefined ? null : result,
+            ...(error === undefined ? {} : { error: messageOf(error) }),
+            duration_ms: at - startedAt,
+            abortsRun: error !== undefined && policy === 'abort',
+          },
+          at,
+        };
+      };
       // `started` goes out before the tool is called, so `tool.delta {exec: true}` precedes anything
       // the tool does. A synchronous answer (or failure, with no retry to make) needs no timer or
       // retry machinery.
-      subscriber.next({ type: 'started', args });
+      subscriber.next({ type: 'started', args, at: startedAt });
       if (subscriber.closed) return undefined;
       const first = invokeTool(tool, args, call.id, scheduler);
       if (first.kind === 'value' || (first.kind === 'error' && policy !== 'retry')) {
