@@ -75,7 +75,7 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   };
   const appendFrames = (frames: readonly StoredFrame<E>[]): Observable<never> => {
     writable();
-    const [only] = frames;
+    const only = frames[0];
     // The server's frame log appends one frame at a time, as the hub publishes: that case, the hot
     // one (once per frame in fanout_N), checks its seq without building a map of last seqs.
     if (only && frames.length === 1) {
