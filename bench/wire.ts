@@ -119,27 +119,33 @@ async function recordRun(server: StepwiseServer): Promise<StepwiseEvent[]> {
   return server.stepwise.hub.buffered('record').frames.map((frame) => frame.event);
 }
 
-/** Our rate, and the frame texts the first client received (the baseline writes the same bytes). */
-async function fanoutOurs(
-  server: StepwiseServer,
-  wsBase: string,
-  events: readonly StepwiseEvent[],
-  clients: number,
-  conv: string,
-): Promise<{ rate: number; texts: string[] }> {
+/** Our rate: every client counts its frames, nothing more, as the baseline's clients do. */
+async function fanoutOurs(server: StepwiseServer, wsBase: string, events: readonly StepwiseEvent[], clients: number, conv: string): Promise<number> {
   const sockets = await Promise.all(Array.from({ length: clients }, () => connect(`${wsBase}/ws?conv_id=${conv}`, true)));
-  const texts: string[] = [];
-  const record = (data: unknown): number => texts.push(String(data));
-  sockets[0]?.on('message', record);
   const retargeted = events.map((event) => ({ ...event, conv_id: conv }));
   const done = receiveAll(sockets, events.length);
   const started = performance.now();
   for (const event of retargeted) server.stepwise.hub.publish(event);
   await done;
   const elapsed = (performance.now() - started) / 1000;
-  sockets[0]?.off('message', record);
   await closeAll(sockets);
-  return { rate: (events.length * clients) / elapsed, texts };
+  return (events.length * clients) / elapsed;
+}
+
+/**
+ * The frame texts one client of ours receives for `events`, untimed: the baseline writes the same
+ * bytes. Kept out of the timed bursts, where turning each frame into a string and holding 100 000 of
+ * them would charge our side alone with work (and garbage) the baseline's clients do not do.
+ */
+async function recordTexts(server: StepwiseServer, wsBase: string, events: readonly StepwiseEvent[], conv: string): Promise<string[]> {
+  const [socket] = await Promise.all([connect(`${wsBase}/ws?conv_id=${conv}`, true)]);
+  const texts: string[] = [];
+  const done = receiveAll([socket as WebSocket], events.length);
+  socket?.on('message', (data) => texts.push(String(data)));
+  for (const event of events) server.stepwise.hub.publish({ ...event, conv_id: conv });
+  await done;
+  await closeAll([socket as WebSocket]);
+  return texts;
 }
 
 /** The raw server serializes each frame once and sends it to every client, as a plain `ws` server would. */
@@ -188,11 +194,11 @@ export async function runWireBenchmarks(options: WireBenchOptions = {}): Promise
     for (const clients of fanoutClients) {
       const ours: number[] = [];
       const raw: number[] = [];
+      const burst = Array.from({ length: Math.max(1, Math.round(FANOUT_DELIVERIES / clients / events.length)) }, () => events).flat();
+      const texts = await recordTexts(server, wsBase, burst, `fan-${clients}-recorded`);
       for (let repeat = 0; repeat < FANOUT_REPEATS; repeat++) {
-        const burst = Array.from({ length: Math.max(1, Math.round(FANOUT_DELIVERIES / clients / events.length)) }, () => events).flat();
-        const run = await fanoutOurs(server, wsBase, burst, clients, `fan-${clients}-${repeat}`);
-        ours.push(run.rate);
-        raw.push(await fanoutRaw(run.texts, clients));
+        ours.push(await fanoutOurs(server, wsBase, burst, clients, `fan-${clients}-${repeat}`));
+        raw.push(await fanoutRaw(texts, clients));
       }
       entries.push(entry(`fanout_${clients}`, median(ours), 'frames/s', median(raw)));
     }
