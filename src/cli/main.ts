@@ -20,6 +20,7 @@ import { createDemoScript, createDemoTools } from './demo.js';
 import { packageVersion } from './package-info.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';
 import { announceToRuns } from '../sessions/announce.js';
+import { exportTracesFromEnv } from '../telemetry/otlp-export.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -84,10 +85,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
   const store = openServerStore(options, env);
   // Registered before the runtime starts, so its first run is traced.
-  const traces =
-    (env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? env['OTEL_EXPORTER_OTLP_ENDPOINT'])
-      ? (await import('../telemetry/otlp-export.js')).exportTracesFromEnv(env)
-      : undefined;
+  const traces = await exportTracesFromEnv(env);
   if (traces) console.log(`traces: exported over OTLP to ${traces.endpoint}`);
   const stopEdges = async (): Promise<void> => {
     await mcp?.close();

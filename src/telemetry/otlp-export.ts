@@ -1,7 +1,4 @@
 import { trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -15,10 +12,18 @@ export interface TraceExport {
  * When `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set, registers an
  * OpenTelemetry SDK that exports every span over OTLP/HTTP in batches, so the runtime's default
  * tracer stops being a no-op. The exporter reads the standard OTEL_* variables (headers, timeout) itself.
+ *
+ * The SDK is loaded only then: importing it with the library took about 90 of the 450 ms that
+ * `import('stepwise')` costs, for every user who never exports a trace.
  */
-export function exportTracesFromEnv(env: Env): TraceExport | undefined {
+export async function exportTracesFromEnv(env: Env): Promise<TraceExport | undefined> {
   const endpoint = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? env['OTEL_EXPORTER_OTLP_ENDPOINT'];
   if (!endpoint) return undefined;
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, TracerProvider }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+  ]);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': env['OTEL_SERVICE_NAME'] ?? 'stepwise' }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
