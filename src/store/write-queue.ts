@@ -17,7 +17,10 @@ export interface WriteQueueConfig<Op> {
  */
 export interface WriteQueue<Op> {
   push(op: Op): void;
-  /** Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed. */
+  /**
+   * Completes (emitting nothing) once everything pushed so far is committed; errors if its batch
+   * failed. Within one batch it is the same Observable every time.
+   */
   committed(): Observable<never>;
   /** `committed()` as a Promise. */
   flush(): Promise<void>;
@@ -30,6 +33,11 @@ interface Batch<Op> {
   settled: boolean;
   /** Created on demand: most batches are only written, never waited on. */
   done?: AsyncSubject<never>;
+  /**
+   * What `committed()` returns for this batch, the same object each time: a caller appending many
+   * frames to one batch (the frame log) waits on it once, not once per frame.
+   */
+  done$?: Observable<never>;
 }
 
 export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<Op> {
@@ -89,7 +97,7 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
     const batch = open ?? (latest && !latest.settled ? latest : undefined);
     if (!batch) return EMPTY;
     batch.done ??= new AsyncSubject<never>();
-    return batch.done.asObservable();
+    return (batch.done$ ??= batch.done.asObservable());
   };
 
   return {
