@@ -1,5 +1,6 @@
 import type { Block } from '../core/turns.js';
 import type { JsonSchema, ToolSpec } from '../core/engine.js';
+import { toJsonText } from '../core/json.js';
 
 /**
  * A provider-neutral view of a transcript: blocks grouped the way every provider wants them.
@@ -86,9 +87,9 @@ export function parseArgs(raw: string): unknown {
 
 /** A tool result as text; OpenAI has no error flag, so an error travels as `{"error": …}`. */
 export function resultText(result: unknown, error?: string): string {
-  if (error !== undefined) return JSON.stringify(result === undefined ? { error } : { error, result });
+  if (error !== undefined) return toJsonText(result === undefined ? { error } : { error, result });
   if (typeof result === 'string') return result;
-  return JSON.stringify(result ?? null);
+  return toJsonText(result ?? null);
 }
 
 /** The JSON Schema sent to providers; `$schema` is dropped because some compatible servers reject it. */

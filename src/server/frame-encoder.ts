@@ -1,4 +1,5 @@
 import type { Observable, Subscription } from 'rxjs';
+import { toJsonText } from '../core/json.js';
 import type { FrameEvent, Store } from '../core/store.js';
 import { resumedIteration } from '../sessions/recovery.js';
 import type { SequencedEvent } from '../streams/events.js';
@@ -164,20 +165,7 @@ export function encodeFrame(item: SequencedEvent, context: FrameContext): Encode
     return { frame, text: JSON.stringify(frame) };
   } catch {
     // Tool results are whatever a tool returned: a BigInt or a cycle must not take the server down.
-    const text = JSON.stringify(frame, jsonSafe());
+    const text = toJsonText(frame);
     return { frame: JSON.parse(text) as SemFrame, text };
   }
-}
-
-/** A `JSON.stringify` replacer writing BigInts as strings and repeated objects as `"[circular]"`. */
-function jsonSafe(): (key: string, value: unknown) => unknown {
-  const seen = new WeakSet<object>();
-  return (_key, value) => {
-    if (typeof value === 'bigint') return value.toString();
-    if (typeof value === 'object' && value !== null) {
-      if (seen.has(value)) return '[circular]';
-      seen.add(value);
-    }
-    return value;
-  };
 }

@@ -12,6 +12,7 @@ import {
   timer,
   type SchedulerLike,
 } from 'rxjs';
+import { asJsonData } from '../core/json.js';
 import type { ToolCall } from '../core/turns.js';
 import type { Tool, ToolErrorPolicy } from './define-tool.js';
 import { invokeTool, type Invocation } from './invoke-tool.js';
@@ -158,7 +159,7 @@ export function createToolExecutor(
           outcome: {
             tool_call_id: call.id,
             name: call.name,
-            result: result === undefined ? null : result,
+            result: result === undefined ? null : asJsonData(result),
             ...(error === undefined ? {} : { error: messageOf(error) }),
             duration_ms: at - startedAt,
             abortsRun: error !== undefined && policy === 'abort',

@@ -83,6 +83,23 @@ describe.each(adapters)('store contract: %s', (_name, setup) => {
     expect(await store.turns('other')).toEqual([]);
   });
 
+  // A tool's result reaches the store as JSON data (the executor converts it), but a library user can
+  // publish or write anything: a durable store commits it as JSON makes it and fails nothing else in
+  // the batch; the memory store keeps values by reference, as they are.
+  it('should commit values JSON cannot say, as JSON makes them when durable, failing nothing else in the batch', async () => {
+    const cycle: Record<string, unknown> = { name: 'o' };
+    cycle['self'] = cycle;
+    const odd = { id: 'u1', kind: 'tool_use', role: 'tool', payload: { id: 'call_1', result: { n: 10n, cycle } } } as const;
+    const asStored = store.durable ? { ...odd, payload: { id: 'call_1', result: { n: '10', cycle: { name: 'o', self: '[circular]' } } } } : odd;
+    const [first] = frames('c1', 1, 1);
+    store.putTurn('c1', { id: 't1', blocks: [odd] });
+    store.putCheckpoint(checkpoint('c1', 'inf_1', { blocks: [odd] }));
+    await committed(store, [{ seq: 1, event: { ...(first as (typeof first & object)).event, delta: 10n as unknown as string } }, ...frames('c1', 2, 3)]);
+    expect(await store.turns('c1')).toEqual([{ id: 't1', blocks: [asStored] }]);
+    expect((await store.checkpoints('c1'))[0]?.blocks).toEqual([asStored]);
+    expect((await store.frames('c1')).frames.map((f) => f.event.delta)).toEqual([store.durable ? '10' : 10n, 'd2', 'd3']);
+  });
+
   it('should complete an append once committed, and read frames after since_seq, page by page', async () => {
     expect(await committed(store, frames('c1', 1, 5))).toEqual([]);
     await committed(store, [...frames('c1', 6, 7), ...frames('c2', 1, 2)]);

@@ -1,4 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
+import { toJsonText } from '../../core/json.js';
 import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import { StoreSequenceError } from '../../core/store-errors.js';
 import type { Retention } from '../retention.js';
@@ -115,7 +116,7 @@ function queueAppends(
       const stream = streamIndex(convId);
       args.push(convId, stream, stream + 1, first, group.length);
     }
-    for (const group of groups.values()) for (const { event } of group) args.push(JSON.stringify(event));
+    for (const group of groups.values()) for (const { event } of group) args.push(toJsonText(event));
     return convs;
   });
   const streamKeys = [...streams.keys()].flatMap((convId) => [keys.conversation(convId).frames, keys.conversation(convId).lease]);
@@ -139,7 +140,7 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
       return 1;
     case 'turn': {
       const own = keys.conversation(op.conv_id);
-      callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder, own.lease], [op.turn.id, JSON.stringify(op.turn.blocks), token]);
+      callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder, own.lease], [op.turn.id, toJsonText(op.turn.blocks), token]);
       return 1;
     }
     case 'pause': {
@@ -153,13 +154,13 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
         multi,
         'stepwiseDecision',
         [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease],
-        [op.decision.pause_id, JSON.stringify(op.decision), token],
+        [op.decision.pause_id, toJsonText(op.decision), token],
       );
       return 1;
     }
     case 'checkpoint':
     case 'checkpoint-deleted': {
-      const [convId, json] = op.kind === 'checkpoint' ? [op.checkpoint.conv_id, JSON.stringify(op.checkpoint)] : [op.conv_id, ''];
+      const [convId, json] = op.kind === 'checkpoint' ? [op.checkpoint.conv_id, toJsonText(op.checkpoint)] : [op.conv_id, ''];
       const field = checkpointField(convId, op.kind === 'checkpoint' ? op.checkpoint.inference_id : op.inference_id);
       const own = keys.conversation(convId);
       callScript(multi, 'stepwiseCheckpoint', [keys.checkpoints, own.checkpoints, own.lease], [field, json, token]);

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { toJsonText } from '../../core/json.js';
 import type { FrameEvent, RunCheckpoint, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
@@ -49,7 +50,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
       } else chunks.set(event.conv_id, { first: seq, last: seq, events: [event] });
     }
     for (const [convId, { first, last, events }] of chunks) {
-      putChunk.run(convId, first, last, JSON.stringify(events));
+      putChunk.run(convId, first, last, toJsonText(events));
       if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, last);
     }
   };
@@ -59,13 +60,13 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   const blocksJson = new Map<readonly unknown[], string>();
   const jsonOfBlocks = (blocks: readonly unknown[]): string => {
     let json = blocksJson.get(blocks);
-    if (json === undefined) blocksJson.set(blocks, (json = JSON.stringify(blocks)));
+    if (json === undefined) blocksJson.set(blocks, (json = toJsonText(blocks)));
     return json;
   };
   const checkpointJson = (checkpoint: RunCheckpoint): string => {
     const { blocks, ...rest } = checkpoint;
     // `rest` always has conv_id, so its JSON is `{…}` with at least one field: blocks go last.
-    return `${JSON.stringify(rest).slice(0, -1)},"blocks":${jsonOfBlocks(blocks)}}`;
+    return `${toJsonText(rest).slice(0, -1)},"blocks":${jsonOfBlocks(blocks)}}`;
   };
 
   const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
@@ -84,7 +85,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         return;
       case 'decision':
         deletePause.run(op.decision.pause_id);
-        putDecision.run(op.decision.conv_id, JSON.stringify(op.decision));
+        putDecision.run(op.decision.conv_id, toJsonText(op.decision));
         return;
       case 'checkpoint':
         putCheckpoint.run(op.checkpoint.conv_id, op.checkpoint.inference_id, checkpointJson(op.checkpoint));
