@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { LATEST_VERSION, migrate, STEPWISE_APPLICATION_ID, type Migration } from '../../src/store/sqlite/migrations.js';
+import { lastValueFrom } from 'rxjs';
+import { LATEST_VERSION, migrate, MIGRATIONS, STEPWISE_APPLICATION_ID, type Migration } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore, STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
-import { useTempDir } from './fixtures.js';
+import { conversation, frames, useTempDir, type TestEvent } from './fixtures.js';
 
 describe('sqlite migrations', () => {
   const dirOf = useTempDir();
@@ -57,5 +58,32 @@ describe('sqlite migrations', () => {
     expect(first).toMatchObject({ version: LATEST_VERSION, id: STEPWISE_APPLICATION_ID });
     await createSqliteStore({ dataDir: dirOf() }).close();
     expect(inspect()).toEqual(first);
+  });
+
+  it('should read the frames of a version 1 file as they were written, and append after them', async () => {
+    // The file as version 1 left it: each chunk a JSON array of whole events.
+    const old = new Database(join(dirOf(), STORE_FILE));
+    migrate(old, MIGRATIONS.slice(0, 1));
+    old.prepare(`INSERT INTO conversations (conv_id, owner, created_at, record) VALUES (?, NULL, ?, ?)`).run('c1', 1, JSON.stringify(conversation('c1')));
+    const secondRun = frames('c1', 4, 6).map((frame) => ({ ...frame, event: { ...frame.event, inference_id: 'inf_2', turn_id: 'turn_2' } }));
+    const written = [...frames('c1', 1, 3), ...secondRun];
+    const putChunk = old.prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events) VALUES ('c1', ?, ?, ?)`);
+    putChunk.run(1, 2, JSON.stringify(written.slice(0, 2).map((frame) => frame.event)));
+    putChunk.run(3, 6, JSON.stringify(written.slice(2).map((frame) => frame.event)));
+    old.close();
+
+    const store = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    expect(await store.frames('c1')).toStrictEqual({ frames: written, last_seq: 6 });
+    expect((await store.frames('c1', { since_seq: 2, limit: 2 })).frames).toStrictEqual(written.slice(2, 4));
+    await lastValueFrom(store.appendFrames(frames('c1', 7, 9)), { defaultValue: undefined });
+    await store.close();
+
+    const reopened = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    expect(await reopened.frames('c1')).toStrictEqual({ frames: [...written, ...frames('c1', 7, 9)], last_seq: 9 });
+    expect((await reopened.load()).conversations.map((c) => c.last_seq)).toEqual([9]);
+    await reopened.close();
+    const db = new Database(join(dirOf(), STORE_FILE), { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
+    db.close();
   });
 });

@@ -72,6 +72,16 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `);
     },
   },
+  {
+    version: 2,
+    description: 'frame chunks store the ids all their events share once (frames.shared)',
+    up: (db: Database) => {
+      // A JSON object of the fields every event of the chunk has with the same value (conv_id,
+      // session_id, inference_id, turn_id), left out of each event in `events` (frame-chunks.ts).
+      // NULL in the chunks written before: their events hold all their fields.
+      db.exec(`ALTER TABLE frames ADD COLUMN shared TEXT`);
+    },
+  },
 ]);
 
 /** The schema version this code writes. */

@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { FrameEvent, RunCheckpoint, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
+import { encodeChunk } from './frame-chunks.js';
 
 /** Applies a batch of writes in one transaction, with statements prepared once. */
 export type BatchWriter = (ops: readonly WriteOp[]) => void;
@@ -19,7 +20,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
      VALUES (@conv_id, @turn_id, (SELECT coalesce(max(ord), 0) + 1 FROM turns WHERE conv_id = @conv_id), @blocks)
      ON CONFLICT (conv_id, turn_id) DO UPDATE SET blocks = excluded.blocks`,
   );
-  const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`);
+  const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, shared, events) VALUES (?, ?, ?, ?, ?)`);
   const trimChunks = prepare(`DELETE FROM frames WHERE conv_id = ? AND last_seq < ?`);
   const oldestKept = prepare(`SELECT first_seq FROM frames WHERE conv_id = ? ORDER BY last_seq LIMIT 1`).pluck();
   const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
@@ -49,7 +50,8 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
       } else chunks.set(event.conv_id, { first: seq, last: seq, events: [event] });
     }
     for (const [convId, { first, last, events }] of chunks) {
-      putChunk.run(convId, first, last, JSON.stringify(events));
+      const chunk = encodeChunk(events);
+      putChunk.run(convId, first, last, chunk.shared, chunk.events);
       if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, last);
     }
   };
