@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { lastValueFrom } from 'rxjs';
 import { LATEST_VERSION, migrate, MIGRATIONS, STEPWISE_APPLICATION_ID, type Migration } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore, STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
+import type { Block } from '../../src/core/turns.js';
 import { conversation, frames, useTempDir, type TestEvent } from './fixtures.js';
 
 describe('sqlite migrations', () => {
@@ -85,5 +86,46 @@ describe('sqlite migrations', () => {
     const db = new Database(join(dirOf(), STORE_FILE), { readonly: true });
     expect(db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
     db.close();
+  });
+
+  it('should keep the turns of a version 1 file in their order, new turns going after them', async () => {
+    const old = new Database(join(dirOf(), STORE_FILE));
+    migrate(old, MIGRATIONS.slice(0, 1));
+    const putTurn = old.prepare(`INSERT INTO turns (conv_id, turn_id, ord, blocks) VALUES (?, ?, ?, ?)`);
+    const blocks = (text: string): Block[] => [{ id: `b_${text}`, kind: 'user', role: 'user', payload: { text } }];
+    // Turn ids that sort against their order (the old table's key order is conv_id, turn_id).
+    putTurn.run('c2', 't_a', 2, JSON.stringify(blocks('c2 second')));
+    putTurn.run('c1', 't_z', 1, JSON.stringify(blocks('c1 first')));
+    putTurn.run('c2', 't_b', 1, JSON.stringify(blocks('c2 first')));
+    old.close();
+
+    const store = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    store.putConversation(conversation('c1', { created_at: 1 }));
+    store.putConversation(conversation('c2', { created_at: 2 }));
+    expect(await store.turns('c2')).toEqual([
+      { id: 't_b', blocks: blocks('c2 first') },
+      { id: 't_a', blocks: blocks('c2 second') },
+    ]);
+    store.putTurn('c2', { id: 't_c', blocks: blocks('c2 third') });
+    store.putTurn('c2', { id: 't_b', blocks: blocks('c2 first, edited') });
+    store.putTurn('c1', { id: 't_y', blocks: blocks('c1 second') });
+    const expected = {
+      c1: [
+        { id: 't_z', blocks: blocks('c1 first') },
+        { id: 't_y', blocks: blocks('c1 second') },
+      ],
+      c2: [
+        { id: 't_b', blocks: blocks('c2 first, edited') },
+        { id: 't_a', blocks: blocks('c2 second') },
+        { id: 't_c', blocks: blocks('c2 third') },
+      ],
+    };
+    expect({ c1: await store.turns('c1'), c2: await store.turns('c2') }).toEqual(expected);
+    await store.close();
+
+    const reopened = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    const loaded = Object.fromEntries((await reopened.load()).conversations.map((c) => [c.conv_id, c.turns]));
+    expect(loaded).toEqual(expected);
+    await reopened.close();
   });
 });

@@ -38,7 +38,8 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const allConversations = prepare(`SELECT record FROM conversations ORDER BY created_at, rowid`).pluck();
   const ownersConversations = prepare(`SELECT record FROM conversations WHERE owner = ? ORDER BY created_at, rowid`).pluck();
   const turns = prepare(`SELECT turn_id AS id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`);
-  const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY conv_id, ord`);
+  // In the order they were first written, which is each conversation's order: a scan without a sort.
+  const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY ord`);
   const chunks = prepare(`SELECT first_seq, shared, events FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
   // The newest chunk holds the last seq: one index probe (conv_id, last_seq) per conversation.
   const lastSeq = prepare(`SELECT max(last_seq) FROM frames WHERE conv_id = ?`).pluck();
