@@ -17,7 +17,11 @@ export interface WriteQueueConfig<Op> {
  */
 export interface WriteQueue<Op> {
   push(op: Op): void;
-  /** Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed. */
+  /**
+   * Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed.
+   * The same Observable for every call while one batch is open, so a caller waiting on many writes
+   * can wait once per batch (`committedFrames`).
+   */
   committed(): Observable<never>;
   /** `committed()` as a Promise. */
   flush(): Promise<void>;
@@ -30,6 +34,7 @@ interface Batch<Op> {
   settled: boolean;
   /** Created on demand: most batches are only written, never waited on. */
   done?: AsyncSubject<never>;
+  done$?: Observable<never>;
 }
 
 export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<Op> {
@@ -89,7 +94,7 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
     const batch = open ?? (latest && !latest.settled ? latest : undefined);
     if (!batch) return EMPTY;
     batch.done ??= new AsyncSubject<never>();
-    return batch.done.asObservable();
+    return (batch.done$ ??= batch.done.asObservable());
   };
 
   return {

@@ -3,15 +3,19 @@ import type { Store } from '../core/store.js';
 import type { SequencedEvent } from './events.js';
 
 /**
- * One item waiting for its commit, or for the commits of the items before it; it observes its own
- * commit, so an append costs no closure (one per frame showed in fanout_1's profile).
+ * Consecutive items waiting for one commit, or for the commits of the items before them; it observes
+ * its commit itself, so an append costs no closure (one per frame showed in fanout_1's profile).
  */
 class Pending implements Observer<never> {
   state: 'committing' | 'committed' | 'failed' = 'committing';
+  readonly items: SequencedEvent[];
   constructor(
-    readonly item: SequencedEvent,
+    item: SequencedEvent,
+    readonly commit$: Observable<never>,
     private readonly settled: (pending: Pending, error?: unknown) => void,
-  ) {}
+  ) {
+    this.items = [item];
+  }
   next(): void {}
   error(error: unknown): void {
     this.state = 'failed';
@@ -63,8 +67,8 @@ export function committedFrames(
         draining = true;
         try {
           while (waiting.length > 0 && (waiting[0] as Pending).state !== 'committing') {
-            const { item, state } = waiting.shift() as Pending;
-            if (state === 'committed') subscriber.next(item);
+            const { items, state } = waiting.shift() as Pending;
+            if (state === 'committed') for (const item of items) subscriber.next(item);
           }
         } finally {
           draining = false;
@@ -72,7 +76,7 @@ export function committedFrames(
         if (sourceDone && waiting.length === 0) subscriber.complete();
       };
       const settled = (pending: Pending, error?: unknown): void => {
-        if (pending.state === 'failed') onError(error, pending.item);
+        if (pending.state === 'failed') for (const item of pending.items) onError(error, item);
         if (!closed) drain();
       };
       const source = items$.subscribe({
@@ -89,7 +93,16 @@ export function committedFrames(
             subscriber.next(item);
             return;
           }
-          const pending = new Pending(item, settled);
+          // The SQLite store's appends of one batch share its Observable (write-queue.ts): one
+          // subscription per batch rather than per frame. Each of loop_step_sqlite's 380 frames a
+          // batch subscribed to the batch's AsyncSubject, and its completion removed each from the
+          // subject's observers: about 0.2 ms a batch, loop_step_sqlite -11% in an A/B run.
+          const last = waiting[waiting.length - 1];
+          if (last?.commit$ === committed$ && last.state === 'committing') {
+            last.items.push(item);
+            return;
+          }
+          const pending = new Pending(item, committed$, settled);
           waiting.push(pending);
           // Not kept: a commit settles on its own, and after teardown its settling is ignored.
           committed$.subscribe(pending);
