@@ -88,14 +88,18 @@ function rawSampler(file: string): Sampler {
     db.pragma('synchronous = normal');
     db.pragma('wal_autocheckpoint = 4096');
     db.exec(`CREATE TABLE IF NOT EXISTS frames (id INTEGER PRIMARY KEY, conv_id TEXT NOT NULL, first_seq INTEGER NOT NULL,
-      last_seq INTEGER NOT NULL, events TEXT NOT NULL);
+      last_seq INTEGER NOT NULL, events TEXT NOT NULL, shared TEXT);
       CREATE INDEX IF NOT EXISTS frames_by_conversation ON frames (conv_id, last_seq)`);
-    const insert = db.prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`);
+    const insert = db.prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, shared, events) VALUES (?, ?, ?, ?, ?)`);
     const writeTick = db.transaction((frames: readonly StoredFrame<StepwiseEvent>[]) => {
       for (let at = 0; at < frames.length; at += FRAMES_PER_CONVERSATION_PER_TICK) {
         const chunk = frames.slice(at, at + FRAMES_PER_CONVERSATION_PER_TICK);
         const first = chunk[0] as StoredFrame<StepwiseEvent>;
-        insert.run(first.event.conv_id, first.seq, first.seq + chunk.length - 1, JSON.stringify(chunk.map((frame) => frame.event)));
+        // As the store writes a chunk (src/store/sqlite/frame-chunks.ts): one run's ids once, known here to be shared.
+        const { conv_id, session_id, inference_id, turn_id } = first.event;
+        const events = chunk.map(({ event: { conv_id: _c, session_id: _s, inference_id: _i, turn_id: _t, ...rest } }) => rest);
+        const shared = JSON.stringify({ conv_id, session_id, inference_id, turn_id });
+        insert.run(conv_id, first.seq, first.seq + chunk.length - 1, shared, JSON.stringify(events));
       }
     });
     const started = nowUs();

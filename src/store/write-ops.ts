@@ -14,21 +14,45 @@ export type WriteOp =
   | { readonly kind: 'engine-state'; readonly conv_id: string; readonly state: JsonValue }
   | { readonly kind: 'conversation-deleted'; readonly conv_id: string };
 
-/** The row a write sets: a later write with the same key replaces it. */
-function keyOf(op: WriteOp): string | undefined {
+/** The row a write sets, as its conversation, table and id in the table: a later write of it replaces it. */
+function rowOf(op: WriteOp): readonly [convId: string, table: string, id: string] | undefined {
   switch (op.kind) {
     case 'turn':
-      return `turn\u0000${op.conv_id}\u0000${op.turn.id}`;
+      return [op.conv_id, 'turn', op.turn.id];
     case 'checkpoint':
-      return `checkpoint\u0000${op.checkpoint.conv_id}\u0000${op.checkpoint.inference_id}`;
+      return [op.checkpoint.conv_id, 'checkpoint', op.checkpoint.inference_id];
     case 'checkpoint-deleted':
-      return `checkpoint\u0000${op.conv_id}\u0000${op.inference_id}`;
+      return [op.conv_id, 'checkpoint', op.inference_id];
     case 'engine-state':
-      return `engine\u0000${op.conv_id}\u0000`;
+      return [op.conv_id, 'engine', ''];
     case 'step':
-      return `step\u0000${op.conv_id}\u0000`;
+      return [op.conv_id, 'step', ''];
     default:
       return undefined;
+  }
+}
+
+/**
+ * Where the write of each row sits in a batch, by conversation, table and id: nested maps of the
+ * ids' own strings (their hashes are cached) rather than one map of keys joined from them, whose
+ * every lookup built and hashed a new string. 330 keyed writes a loop_step_sqlite batch: the batch
+ * writer -5%, loop_step_sqlite -2.5% in A/B runs.
+ */
+class Places {
+  private readonly byConversation = new Map<string, Map<string, Map<string, number>>>();
+  get(convId: string, table: string, id: string): number | undefined {
+    return this.byConversation.get(convId)?.get(table)?.get(id);
+  }
+  set(convId: string, table: string, id: string, place: number): void {
+    let tables = this.byConversation.get(convId);
+    if (!tables) this.byConversation.set(convId, (tables = new Map()));
+    let ids = tables.get(table);
+    if (!ids) tables.set(table, (ids = new Map()));
+    ids.set(id, place);
+  }
+  delete(convId: string, table?: string): void {
+    if (table === undefined) this.byConversation.delete(convId);
+    else this.byConversation.get(convId)?.delete(table);
   }
 }
 
@@ -43,33 +67,33 @@ function keyOf(op: WriteOp): string | undefined {
  */
 export function liveOps(ops: readonly WriteOp[]): WriteOp[] {
   const live: (WriteOp | undefined)[] = [];
-  const placeOf = new Map<string, number>();
+  const places = new Places();
   // A whole conversation record replaces its row, step setting included: the record and step writes
   // before it in the batch are dropped (a run's start writes the record its session's open just did).
   const recordAt = new Map<string, number>();
   let dropped = false;
   for (const op of ops) {
     if (op.kind === 'conversation') {
-      const stepKey = `step\u0000${op.record.conv_id}\u0000`;
-      for (const place of [recordAt.get(op.record.conv_id), placeOf.get(stepKey)]) {
+      const convId = op.record.conv_id;
+      for (const place of [recordAt.get(convId), places.get(convId, 'step', '')]) {
         if (place === undefined) continue;
         live[place] = undefined;
         dropped = true;
       }
-      placeOf.delete(stepKey);
-      recordAt.set(op.record.conv_id, live.length);
+      places.delete(convId, 'step');
+      recordAt.set(convId, live.length);
     }
     if (op.kind === 'conversation-deleted') {
       recordAt.delete(op.conv_id);
-      for (const key of [...placeOf.keys()]) if (key.includes(`\u0000${op.conv_id}\u0000`)) placeOf.delete(key);
+      places.delete(op.conv_id);
     }
-    const key = keyOf(op);
-    const place = key === undefined ? undefined : placeOf.get(key);
+    const row = rowOf(op);
+    const place = row === undefined ? undefined : places.get(...row);
     if (place !== undefined) {
       live[place] = op;
       continue;
     }
-    if (key !== undefined) placeOf.set(key, live.length);
+    if (row !== undefined) places.set(...row, live.length);
     live.push(op);
   }
   return dropped ? live.filter((op) => op !== undefined) : (live as WriteOp[]);

@@ -18,8 +18,9 @@ export interface WriteQueueConfig<Op> {
 export interface WriteQueue<Op> {
   push(op: Op): void;
   /**
-   * Completes (emitting nothing) once everything pushed so far is committed; errors if its batch
-   * failed. Within one batch it is the same Observable every time.
+   * Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed.
+   * The same Observable for every call while one batch is open, so a caller waiting on many writes
+   * can wait once per batch (`committedFrames`).
    */
   committed(): Observable<never>;
   /** `committed()` as a Promise. */
@@ -33,10 +34,6 @@ interface Batch<Op> {
   settled: boolean;
   /** Created on demand: most batches are only written, never waited on. */
   done?: AsyncSubject<never>;
-  /**
-   * What `committed()` returns for this batch, the same object each time: a caller appending many
-   * frames to one batch (the frame log) waits on it once, not once per frame.
-   */
   done$?: Observable<never>;
 }
 

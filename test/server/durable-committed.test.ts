@@ -45,6 +45,23 @@ describe('committed frames (hub -> store -> fan-out)', () => {
     expect((await store.frames('c')).frames.map((f) => f.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('reports every item of a batch that failed to commit, and delivers none of them', async () => {
+    const store = sqlite();
+    const hub = createEventHub();
+    const seen: number[] = [];
+    const failed: number[] = [];
+    hub.events$.pipe(committedFrames(store, (_error, item) => failed.push(item.seq))).subscribe((item) => seen.push(item.seq));
+    hub.publish(log('c', 'm1'));
+    // A conversation row without its NOT NULL created_at: the batch of all three frames rolls back.
+    store.putConversation({ conv_id: 'c', session_id: 's', created_at: null as unknown as number, step: { enabled: false } });
+    hub.publish(log('c', 'm2'));
+    hub.publish(log('c', 'm3'));
+    await store.flush().catch(() => undefined);
+    expect(failed).toEqual([1, 2, 3]);
+    expect(seen).toEqual([]);
+    expect(await store.lastSeq('c')).toBe(0);
+  });
+
   it('with the memory store, items pass synchronously', () => {
     const hub = createEventHub();
     const seen: number[] = [];

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Store } from '../../src/core/store.js';
 import { StoreLockedError, StoreUnreadableError } from '../../src/core/store-errors.js';
 import { LOCK_FILE } from '../../src/store/sqlite/lock-file.js';
+import { LATEST_VERSION } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore, STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
 import { startStoreChild, type StoreChild } from './child-process.js';
 import { checkpoint, conversation, decision, frames, pause, useTempDir, type TestEvent } from './fixtures.js';
@@ -200,6 +201,6 @@ describe('sqlite store', () => {
     const raw = new Database(file());
     raw.pragma('user_version = 99');
     raw.close();
-    expectUnreadable(/schema version is 99, newer than the 1 this stepwise knows/);
+    expectUnreadable(new RegExp(`schema version is 99, newer than the ${LATEST_VERSION} this stepwise knows`));
   });
 });

@@ -40,6 +40,17 @@ describe('createWriteQueue', () => {
     expect(await state(queue.flush())).toBe('resolved');
   });
 
+  it('should give the writes of one batch one Observable of its commit, and the next batch another', () => {
+    const { queue, tick } = manualQueue('sync');
+    queue.push(1);
+    const first = queue.committed();
+    queue.push(2);
+    expect(queue.committed()).toBe(first);
+    tick();
+    queue.push(3);
+    expect(queue.committed()).not.toBe(first);
+  });
+
   it('should commit at once on commitNow, leaving nothing for the scheduled task', () => {
     const { queue, commits, tick } = manualQueue('sync');
     queue.push(1);

@@ -13,6 +13,7 @@ import type {
   StoreSnapshot,
 } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
+import { decodeChunk } from './frame-chunks.js';
 
 /** The store's queries, prepared once; synchronous (better-sqlite3), wrapped in Promises by the store. */
 export interface StoreReads<E extends FrameEvent> {
@@ -37,8 +38,9 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const allConversations = prepare(`SELECT record FROM conversations ORDER BY created_at, rowid`).pluck();
   const ownersConversations = prepare(`SELECT record FROM conversations WHERE owner = ? ORDER BY created_at, rowid`).pluck();
   const turns = prepare(`SELECT turn_id AS id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`);
-  const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY conv_id, ord`);
-  const chunks = prepare(`SELECT first_seq, events FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
+  // In the order they were first written, which is each conversation's order: a scan without a sort.
+  const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY ord`);
+  const chunks = prepare(`SELECT first_seq, shared, events FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
   // The newest chunk holds the last seq: one index probe (conv_id, last_seq) per conversation.
   const lastSeq = prepare(`SELECT max(last_seq) FROM frames WHERE conv_id = ?`).pluck();
   const allLastSeqs = prepare(`SELECT conv_id, max(last_seq) AS last_seq FROM frames GROUP BY conv_id`);
@@ -92,8 +94,8 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
     frames: (convId, { since_seq = 0, limit = Number.POSITIVE_INFINITY } = {}) => {
       const page: StoredFrame<E>[] = [];
       // Chunks in order, read one at a time, until the page is full.
-      for (const row of chunks.iterate(convId, since_seq) as Iterable<{ first_seq: number; events: string }>) {
-        const events = parse<E[]>(row.events);
+      for (const row of chunks.iterate(convId, since_seq) as Iterable<{ first_seq: number; shared: string | null; events: string }>) {
+        const events = decodeChunk<E>(row.shared, row.events);
         for (let index = Math.max(0, since_seq + 1 - row.first_seq); index < events.length && page.length < limit; index += 1) {
           page.push({ seq: row.first_seq + index, event: events[index] as E });
         }

@@ -3,6 +3,7 @@ import { toJsonText } from '../../core/json.js';
 import type { FrameEvent, RunCheckpoint, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
+import { encodeChunk } from './frame-chunks.js';
 
 /** Applies a batch of writes in one transaction, with statements prepared once. */
 export type BatchWriter = (ops: readonly WriteOp[]) => void;
@@ -14,13 +15,12 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
      ON CONFLICT (conv_id) DO UPDATE SET owner = excluded.owner, created_at = excluded.created_at, record = excluded.record`,
   );
   const setStep = prepare(`UPDATE conversations SET record = json_set(record, '$.step', json(?)) WHERE conv_id = ?`);
-  // A new turn goes after the conversation's last; a known one keeps its place and gets new blocks.
+  // A new turn goes after every turn stored (its rowid, `ord`, is the greatest); a known one keeps its place and gets new blocks.
   const putTurn = prepare(
-    `INSERT INTO turns (conv_id, turn_id, ord, blocks)
-     VALUES (@conv_id, @turn_id, (SELECT coalesce(max(ord), 0) + 1 FROM turns WHERE conv_id = @conv_id), @blocks)
+    `INSERT INTO turns (conv_id, turn_id, blocks) VALUES (?, ?, ?)
      ON CONFLICT (conv_id, turn_id) DO UPDATE SET blocks = excluded.blocks`,
   );
-  const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`);
+  const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, shared, events) VALUES (?, ?, ?, ?, ?)`);
   const trimChunks = prepare(`DELETE FROM frames WHERE conv_id = ? AND last_seq < ?`);
   const oldestKept = prepare(`SELECT first_seq FROM frames WHERE conv_id = ? ORDER BY last_seq LIMIT 1`).pluck();
   const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
@@ -50,7 +50,8 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
       } else chunks.set(event.conv_id, { first: seq, last: seq, events: [event] });
     }
     for (const [convId, { first, last, events }] of chunks) {
-      putChunk.run(convId, first, last, toJsonText(events));
+      const chunk = encodeChunk(events);
+      putChunk.run(convId, first, last, chunk.shared, chunk.events);
       if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, last);
     }
   };
@@ -78,7 +79,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         setStep.run(JSON.stringify(op.step), op.conv_id);
         return;
       case 'turn':
-        putTurn.run({ conv_id: op.conv_id, turn_id: op.turn.id, blocks: jsonOfBlocks(op.turn.blocks) });
+        putTurn.run(op.conv_id, op.turn.id, jsonOfBlocks(op.turn.blocks));
         return;
       case 'pause':
         putPause.run(op.pause.pause_id, op.pause.conv_id, JSON.stringify(op.pause));
