@@ -15,7 +15,8 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
      ON CONFLICT (conv_id) DO UPDATE SET owner = excluded.owner, created_at = excluded.created_at, record = excluded.record`,
   );
   const setStep = prepare(`UPDATE conversations SET record = json_set(record, '$.step', json(?)) WHERE conv_id = ?`);
-  // A new turn goes after every turn stored (its rowid, `ord`, is the greatest); a known one keeps its place and gets new blocks.
+  // A new turn goes after every turn stored (its rowid, `ord`, is the greatest); a known one keeps
+  // its place and gets new blocks.
   const putTurn = prepare(
     `INSERT INTO turns (conv_id, turn_id, blocks) VALUES (?, ?, ?)
      ON CONFLICT (conv_id, turn_id) DO UPDATE SET blocks = excluded.blocks`,
