@@ -5,7 +5,7 @@ import { lastValueFrom } from 'rxjs';
 import { LATEST_VERSION, migrate, MIGRATIONS, STEPWISE_APPLICATION_ID, type Migration } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore, STORE_FILE } from '../../src/store/sqlite/sqlite-store.js';
 import type { Block } from '../../src/core/turns.js';
-import { conversation, frames, useTempDir, type TestEvent } from './fixtures.js';
+import { checkpoint, conversation, frames, useTempDir, type TestEvent } from './fixtures.js';
 
 describe('sqlite migrations', () => {
   const dirOf = useTempDir();
@@ -86,6 +86,24 @@ describe('sqlite migrations', () => {
     const db = new Database(join(dirOf(), STORE_FILE), { readonly: true });
     expect(db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
     db.close();
+  });
+
+  it('should read the checkpoints of a version 3 file, whose JSON holds their blocks, and write new ones beside them', async () => {
+    const old = new Database(join(dirOf(), STORE_FILE));
+    migrate(old, MIGRATIONS.slice(0, 3));
+    const before = checkpoint('c1', 'inf_1');
+    old.prepare(`INSERT INTO checkpoints (conv_id, inference_id, checkpoint) VALUES (?, ?, ?)`).run('c1', 'inf_1', JSON.stringify(before));
+    old.close();
+
+    const store = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    expect(await store.checkpoints('c1')).toEqual([before]);
+    const after = checkpoint('c2', 'inf_2', { next: 'tools', iteration: 2 });
+    store.putCheckpoint(after);
+    expect(await store.checkpoints()).toEqual([before, after]);
+    await store.close();
+    const reopened = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    expect((await reopened.load()).checkpoints).toEqual([before, after]);
+    await reopened.close();
   });
 
   it('should keep the turns of a version 1 file in their order, new turns going after them', async () => {

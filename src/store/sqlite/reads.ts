@@ -47,17 +47,23 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const pauses = prepare(`SELECT pause FROM pauses WHERE conv_id = ? ORDER BY rowid`).pluck();
   const allPauses = prepare(`SELECT pause FROM pauses ORDER BY rowid`).pluck();
   const decisions = prepare(`SELECT decision FROM decisions WHERE conv_id = ? ORDER BY id`).pluck();
-  const checkpoints = prepare(`SELECT checkpoint FROM checkpoints WHERE conv_id = ? ORDER BY rowid`).pluck();
-  const allCheckpoints = prepare(`SELECT checkpoint FROM checkpoints ORDER BY rowid`).pluck();
+  const checkpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints WHERE conv_id = ? ORDER BY rowid`);
+  const allCheckpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints ORDER BY rowid`);
   const engineState = prepare(`SELECT state FROM engine_state WHERE conv_id = ?`).pluck();
   const allEngineStates = prepare(`SELECT conv_id, state FROM engine_state`);
 
   const toTurn = (row: { id: string; blocks: string }): Turn => ({ id: row.id, blocks: parse<Block[]>(row.blocks) });
+  // Blocks NULL: written before schema version 4, with the blocks inside the checkpoint's JSON.
+  const toCheckpoints = (rows: unknown[]): RunCheckpoint[] =>
+    (rows as { checkpoint: string; blocks: string | null }[]).map((row) => {
+      const checkpoint = parse<RunCheckpoint>(row.checkpoint);
+      return row.blocks === null ? checkpoint : { ...checkpoint, blocks: parse<Block[]>(row.blocks) };
+    });
 
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
   // sets instead of issuing tens of thousands of queries.
   const load = (): StoreSnapshot => {
-    const checkpoints = parseAll<RunCheckpoint>(allCheckpoints);
+    const checkpoints = toCheckpoints(allCheckpoints.all());
     // A running turn's blocks are its checkpoint's (both written from one array in one batch): parsed
     // once, from the checkpoint, not twice (10 000 paused runs at `restart_recover`).
     const runningBlocks = new Map(checkpoints.map((checkpoint) => [`${checkpoint.conv_id}\u0000${checkpoint.turn_id}`, checkpoint.blocks]));
@@ -106,8 +112,7 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
     lastSeq: (convId) => (lastSeq.get(convId) as number | null) ?? 0,
     pauses: (convId) => (convId === undefined ? parseAll<StoredPause>(allPauses) : parseAll<StoredPause>(pauses, convId)),
     decisions: (convId) => parseAll<DecisionRecord>(decisions, convId),
-    checkpoints: (convId) =>
-      convId === undefined ? parseAll<RunCheckpoint>(allCheckpoints) : parseAll<RunCheckpoint>(checkpoints, convId),
+    checkpoints: (convId) => toCheckpoints(convId === undefined ? allCheckpoints.all() : checkpoints.all(convId)),
     engineState: (convId) => {
       const json = engineState.get(convId) as string | undefined;
       return json === undefined ? undefined : parse<JsonValue>(json);

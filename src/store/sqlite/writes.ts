@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { toJsonText } from '../../core/json.js';
-import type { FrameEvent, RunCheckpoint, StoredFrame } from '../../core/store.js';
+import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
 import { encodeChunk } from './frame-chunks.js';
@@ -27,7 +27,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
   const deletePause = prepare(`DELETE FROM pauses WHERE pause_id = ?`);
   const putDecision = prepare(`INSERT INTO decisions (conv_id, decision) VALUES (?, ?)`);
-  const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint) VALUES (?, ?, ?)`);
+  const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint, blocks) VALUES (?, ?, ?, ?)`);
   const deleteCheckpoint = prepare(`DELETE FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
   const putEngineState = prepare(`INSERT OR REPLACE INTO engine_state (conv_id, state) VALUES (?, ?)`);
   const deletes = ['conversations', 'turns', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
@@ -65,12 +65,6 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     if (json === undefined) blocksJson.set(blocks, (json = toJsonText(blocks)));
     return json;
   };
-  const checkpointJson = (checkpoint: RunCheckpoint): string => {
-    const { blocks, ...rest } = checkpoint;
-    // `rest` always has conv_id, so its JSON is `{…}` with at least one field: blocks go last.
-    return `${toJsonText(rest).slice(0, -1)},"blocks":${jsonOfBlocks(blocks)}}`;
-  };
-
   const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
     switch (op.kind) {
       case 'conversation':
@@ -89,9 +83,11 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         deletePause.run(op.decision.pause_id);
         putDecision.run(op.decision.conv_id, toJsonText(op.decision));
         return;
-      case 'checkpoint':
-        putCheckpoint.run(op.checkpoint.conv_id, op.checkpoint.inference_id, checkpointJson(op.checkpoint));
+      case 'checkpoint': {
+        const { blocks, ...rest } = op.checkpoint;
+        putCheckpoint.run(rest.conv_id, rest.inference_id, toJsonText(rest), jsonOfBlocks(blocks));
         return;
+      }
       case 'checkpoint-deleted':
         deleteCheckpoint.run(op.conv_id, op.inference_id);
         return;
