@@ -68,6 +68,40 @@ describe('sqlite store', () => {
     expect(await store.lastSeq('c1')).toBe(21);
   });
 
+  it("should keep a checkpoint's blocks once, in its turn's row, when both are written from one array", async () => {
+    const store = open();
+    const user = { id: 'u1', kind: 'user', role: 'user', payload: { text: 'hi' } } as const;
+    const call = { id: 'b2', kind: 'tool_call', role: 'assistant', payload: { id: 'call_1', name: 'echo', args: { text: 'hi' } } } as const;
+    // What the runtime does at a phase boundary: the running turn and its checkpoint from one array.
+    const running = [user, call];
+    store.putConversation(conversation('c1'));
+    store.putTurn('c1', { id: 'turn_1', blocks: running });
+    store.putCheckpoint(checkpoint('c1', 'inf_1', { blocks: running }));
+    // Another run's checkpoint whose blocks are not its turn's as written: they keep their own.
+    store.putTurn('c2', { id: 'turn_1', blocks: [user] });
+    store.putCheckpoint(checkpoint('c2', 'inf_2', { blocks: running }));
+    const expected = [checkpoint('c1', 'inf_1', { blocks: running }), checkpoint('c2', 'inf_2', { blocks: running })];
+    expect(await store.checkpoints()).toEqual(expected);
+    expect(await store.checkpoints('c1')).toEqual([expected[0]]);
+    await store.close();
+
+    const db = new Database(file(), { readonly: true });
+    const rows = db.prepare('SELECT conv_id, blocks IS NULL AS shared FROM checkpoints ORDER BY conv_id').all();
+    db.close();
+    expect(rows).toEqual([
+      { conv_id: 'c1', shared: 1 },
+      { conv_id: 'c2', shared: 0 },
+    ]);
+    const reopened = open();
+    const snapshot = await reopened.load();
+    expect(snapshot.checkpoints).toEqual(expected);
+    // Copies: the recovered run may change its blocks without changing the turn it was read with.
+    const turn = snapshot.conversations.find((c) => c.conv_id === 'c1')?.turns[0];
+    expect(turn).toEqual({ id: 'turn_1', blocks: running });
+    expect(snapshot.checkpoints[0]?.blocks).not.toBe(turn?.blocks);
+    expect(await reopened.checkpoints('c1')).toEqual([expected[0]]);
+  });
+
   it('should keep every frame whose append completed when its process is killed with SIGKILL', async () => {
     const writer = startStoreChild('write', dir);
     children.push(writer);

@@ -108,8 +108,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 4,
     description: "a checkpoint's blocks in a column of their own (checkpoints.blocks)",
     up: (db: Database) => {
-      // The blocks are the running turn's, whose JSON the batch has already made: written as they are
-      // beside the rest of the checkpoint instead of spliced into its JSON text by hand. NULL in the
+      // Beside the rest of the checkpoint instead of spliced into its JSON text by hand. NULL when they
+      // are its turn's blocks as that turn's row holds them (written in the same batch), and in the
       // checkpoints written before, whose `checkpoint` JSON holds its blocks.
       db.exec(`ALTER TABLE checkpoints ADD COLUMN blocks TEXT`);
     },

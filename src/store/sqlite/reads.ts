@@ -30,6 +30,13 @@ export interface StoreReads<E extends FrameEvent> {
 }
 
 const parse = <T>(json: string): T => JSON.parse(json) as T;
+
+/** A row of `checkpoints`, with its turn's blocks where it has none of its own (not read at `load`). */
+interface CheckpointRow {
+  readonly checkpoint: string;
+  readonly blocks: string | null;
+  readonly turn_blocks?: string | null;
+}
 const parseAll = <T>(statement: Statement, ...params: unknown[]): T[] => (statement.all(...params) as string[]).map((json) => parse<T>(json));
 
 export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads<E> {
@@ -47,33 +54,43 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const pauses = prepare(`SELECT pause FROM pauses WHERE conv_id = ? ORDER BY rowid`).pluck();
   const allPauses = prepare(`SELECT pause FROM pauses ORDER BY rowid`).pluck();
   const decisions = prepare(`SELECT decision FROM decisions WHERE conv_id = ? ORDER BY id`).pluck();
-  const checkpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints WHERE conv_id = ? ORDER BY rowid`);
+  // A checkpoint without blocks of its own has its turn's (writes.ts): that row's, found by its ids.
+  const checkpointRows = `SELECT c.checkpoint, c.blocks, CASE WHEN c.blocks IS NULL THEN t.blocks END AS turn_blocks
+     FROM checkpoints c LEFT JOIN turns t ON t.conv_id = c.conv_id AND t.turn_id = json_extract(c.checkpoint, '$.turn_id')`;
+  const checkpoints = prepare(`${checkpointRows} WHERE c.conv_id = ? ORDER BY c.rowid`);
+  const allCheckpointsWithTurns = prepare(`${checkpointRows} ORDER BY c.rowid`);
+  // At `load`, where every turn is parsed anyway.
   const allCheckpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints ORDER BY rowid`);
   const engineState = prepare(`SELECT state FROM engine_state WHERE conv_id = ?`).pluck();
   const allEngineStates = prepare(`SELECT conv_id, state FROM engine_state`);
 
   const toTurn = (row: { id: string; blocks: string }): Turn => ({ id: row.id, blocks: parse<Block[]>(row.blocks) });
-  // Blocks NULL: written before schema version 4, with the blocks inside the checkpoint's JSON.
-  const toCheckpoints = (rows: unknown[]): RunCheckpoint[] =>
-    (rows as { checkpoint: string; blocks: string | null }[]).map((row) => {
-      const checkpoint = parse<RunCheckpoint>(row.checkpoint);
-      return row.blocks === null ? checkpoint : { ...checkpoint, blocks: parse<Block[]>(row.blocks) };
-    });
+  /**
+   * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
+   * turn's, parsed here from `turn_blocks` or taken from `turnBlocks` (already parsed, at `load`).
+   */
+  const toCheckpoint = (row: CheckpointRow, turnBlocks?: (checkpoint: RunCheckpoint) => readonly Block[] | undefined): RunCheckpoint => {
+    const checkpoint = parse<RunCheckpoint>(row.checkpoint);
+    if (row.blocks !== null) return { ...checkpoint, blocks: parse<Block[]>(row.blocks) };
+    if (checkpoint.blocks !== undefined) return checkpoint;
+    const blocks = turnBlocks?.(checkpoint) ?? (row.turn_blocks ? parse<Block[]>(row.turn_blocks) : undefined);
+    return { ...checkpoint, blocks: blocks ? [...blocks] : [] };
+  };
 
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
   // sets instead of issuing tens of thousands of queries.
   const load = (): StoreSnapshot => {
-    const checkpoints = toCheckpoints(allCheckpoints.all());
-    // A running turn's blocks are its checkpoint's (both written from one array in one batch): parsed
-    // once, from the checkpoint, not twice (10 000 paused runs at `restart_recover`).
-    const runningBlocks = new Map(checkpoints.map((checkpoint) => [`${checkpoint.conv_id}\u0000${checkpoint.turn_id}`, checkpoint.blocks]));
     const turnsOf = new Map<string, Turn[]>();
     for (const row of allTurns.all() as { conv_id: string; id: string; blocks: string }[]) {
       let list = turnsOf.get(row.conv_id);
       if (!list) turnsOf.set(row.conv_id, (list = []));
-      const blocks = runningBlocks.get(`${row.conv_id}\u0000${row.id}`);
-      list.push(blocks === undefined ? toTurn(row) : { id: row.id, blocks: [...blocks] });
+      list.push(toTurn(row));
     }
+    // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turns
+    // (10 000 paused runs at `restart_recover`), and copied so that neither sees the other's changes.
+    const turnBlocks = (checkpoint: RunCheckpoint): readonly Block[] | undefined =>
+      turnsOf.get(checkpoint.conv_id)?.find((turn) => turn.id === checkpoint.turn_id)?.blocks;
+    const checkpoints = (allCheckpoints.all() as CheckpointRow[]).map((row) => toCheckpoint(row, turnBlocks));
     const seqOf = new Map((allLastSeqs.all() as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
     const stateOf = new Map((allEngineStates.all() as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
     const conversations = parseAll<ConversationRecord>(allConversations).map((record): StoredConversation => {
@@ -112,7 +129,7 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
     lastSeq: (convId) => (lastSeq.get(convId) as number | null) ?? 0,
     pauses: (convId) => (convId === undefined ? parseAll<StoredPause>(allPauses) : parseAll<StoredPause>(pauses, convId)),
     decisions: (convId) => parseAll<DecisionRecord>(decisions, convId),
-    checkpoints: (convId) => toCheckpoints(convId === undefined ? allCheckpoints.all() : checkpoints.all(convId)),
+    checkpoints: (convId) => ((convId === undefined ? allCheckpointsWithTurns.all() : checkpoints.all(convId)) as CheckpointRow[]).map((row) => toCheckpoint(row)),
     engineState: (convId) => {
       const json = engineState.get(convId) as string | undefined;
       return json === undefined ? undefined : parse<JsonValue>(json);

@@ -65,6 +65,13 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     if (json === undefined) blocksJson.set(blocks, (json = toJsonText(blocks)));
     return json;
   };
+  // The blocks each turn of the batch was written with: a checkpoint of the same blocks (the runtime
+  // writes a run's turn and checkpoint from one array at every phase boundary) leaves them to its turn's
+  // row instead of writing the whole turn a second time. The turn grows every step, so on a server,
+  // where each boundary is a batch of its own, this halves the bytes a run writes beside its frames.
+  const turnsWritten = new Map<string, readonly unknown[]>();
+  const turnKey = (convId: string, turnId: string): string => `${convId}\u0000${turnId}`;
+
   const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
     switch (op.kind) {
       case 'conversation':
@@ -75,6 +82,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         return;
       case 'turn':
         putTurn.run(op.conv_id, op.turn.id, jsonOfBlocks(op.turn.blocks));
+        turnsWritten.set(turnKey(op.conv_id, op.turn.id), op.turn.blocks);
         return;
       case 'pause':
         putPause.run(op.pause.pause_id, op.pause.conv_id, JSON.stringify(op.pause));
@@ -85,7 +93,8 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         return;
       case 'checkpoint': {
         const { blocks, ...rest } = op.checkpoint;
-        putCheckpoint.run(rest.conv_id, rest.inference_id, toJsonText(rest), jsonOfBlocks(blocks));
+        const ownBlocks = turnsWritten.get(turnKey(rest.conv_id, rest.turn_id)) === blocks ? null : jsonOfBlocks(blocks);
+        putCheckpoint.run(rest.conv_id, rest.inference_id, toJsonText(rest), ownBlocks);
         return;
       }
       case 'checkpoint-deleted':
@@ -122,6 +131,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
       transaction(ops);
     } finally {
       blocksJson.clear();
+      turnsWritten.clear();
     }
   };
 }
