@@ -171,15 +171,18 @@ function isClusterStore(store: Store): store is ClusterStore {
 }
 
 /** `--store`, `--data-dir` and `--redis-url` (or STEPWISE_REDIS_URL), said in the CLI's words. */
+const retentionOf = ({ maxFramesPerConversation }: ServeOptions): { maxFramesPerConversation?: number } =>
+  maxFramesPerConversation === undefined ? {} : { maxFramesPerConversation };
+
 function openServerStore(options: ServeOptions, env: Env): Store {
   if (options.store === 'redis') {
     const redisUrl = redisUrlOf(options, env);
     // An unreachable Redis fails the first read (recovery, below): exit 1 with a StoreUnavailableError.
-    const store = openStore({ kind: 'redis', redisUrl });
+    const store = openStore({ kind: 'redis', redisUrl, ...retentionOf(options) });
     console.log(`store: redis at ${printableUrl(redisUrl)}`);
     return store;
   }
-  const store = openStore({ kind: options.store, dataDir: options.dataDir });
+  const store = openStore({ kind: options.store, dataDir: options.dataDir, ...retentionOf(options) });
   console.log(store.durable ? `store: ${options.store} in ${resolve(options.dataDir)}` : `store: ${options.store} (nothing survives a restart)`);
   return store;
 }

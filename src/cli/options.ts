@@ -4,6 +4,9 @@ import { DEFAULT_DATA_DIR, STORE_KINDS, type StoreKind } from '../store/open-sto
 import { REDIS_STORE_DEFAULTS } from '../store/redis/redis-store.js';
 import type { TimeoutAction } from '../streams/step-controller.js';
 
+/** What `/hydrate` promises to keep of each conversation (SPEC §2): the least `--max-frames-per-conversation` takes. */
+const MIN_FRAMES_KEPT = 1000;
+
 /** `stepwise serve` flags (SPEC §4), checked. */
 export interface ServeOptions {
   readonly host: string;
@@ -33,6 +36,8 @@ export interface ServeOptions {
   readonly redisUrl?: string;
   /** How long an instance owns a run without renewing its lease (SPEC §7). */
   readonly leaseMs: number;
+  /** The newest frames kept per conversation in the store; absent: every frame (memory: 1000). */
+  readonly maxFramesPerConversation?: number;
 }
 
 /** One flag: how it parses and how `--help` explains it. The help and the parser both read this table. */
@@ -109,6 +114,12 @@ const FLAGS: readonly FlagSpec[] = [
   { name: 'data-dir', arg: 'DIR', default: DEFAULT_DATA_DIR, help: 'the SQLite store\'s folder (created); one server per folder' },
   { name: 'redis-url', arg: 'URL', default: `STEPWISE_REDIS_URL, else ${REDIS_STORE_DEFAULTS.url}`, help: 'the Redis of --store redis (redis:// or rediss://)' },
   { name: 'lease-ms', arg: 'MS', default: '5000', help: 'with --store redis, how long an instance owns its runs without renewing; another takes them over after it' },
+  {
+    name: 'max-frames-per-conversation',
+    arg: 'N',
+    default: 'every frame (sqlite, redis), 1000 (memory)',
+    help: 'the newest frames the store keeps of each conversation (at least 1000, what /hydrate promises); older ones are deleted, so replay after a restart starts later; deleting a conversation deletes all of its rows',
+  },
   { name: 'help', default: '', help: 'print this help and exit (also -h)' },
 ];
 
@@ -225,6 +236,7 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
   if (!STORE_KINDS.includes(store as StoreKind)) throw new UsageError(`--store must be one of ${STORE_KINDS.join(', ')}, got "${store}"`);
   const dataDir = text('data-dir') ?? DEFAULT_DATA_DIR;
   if (dataDir.trim() === '') throw new UsageError('--data-dir needs a folder');
+  const maxFrames = text('max-frames-per-conversation');
   const redisUrl = text('redis-url');
   if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) throw new UsageError(`--redis-url must be a redis:// or rediss:// URL, got "${redisUrl}"`);
   return {
@@ -251,6 +263,7 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     dataDir,
     ...optional('redisUrl', redisUrl),
     leaseMs: integer('--lease-ms', text('lease-ms'), 5000, 100),
+    ...(maxFrames === undefined ? {} : { maxFramesPerConversation: integer('--max-frames-per-conversation', maxFrames, 0, MIN_FRAMES_KEPT) }),
   };
 }
 
