@@ -30,6 +30,7 @@ export interface StoreReads<E extends FrameEvent> {
 }
 
 const parse = <T>(json: string): T => JSON.parse(json) as T;
+const parseAll = <T>(statement: Statement, ...params: unknown[]): T[] => (statement.all(...params) as string[]).map((json) => parse<T>(json));
 
 /** A row of `checkpoints`, with its turn's blocks where it has none of its own (not read at `load`). */
 interface CheckpointRow {
@@ -37,7 +38,6 @@ interface CheckpointRow {
   readonly blocks: string | null;
   readonly turn_blocks?: string | null;
 }
-const parseAll = <T>(statement: Statement, ...params: unknown[]): T[] => (statement.all(...params) as string[]).map((json) => parse<T>(json));
 
 export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads<E> {
   const prepare = (sql: string): Statement => db.prepare(sql);

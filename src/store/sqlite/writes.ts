@@ -67,8 +67,9 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   };
   // The blocks each turn of the batch was written with: a checkpoint of the same blocks (the runtime
   // writes a run's turn and checkpoint from one array at every phase boundary) leaves them to its turn's
-  // row instead of writing the whole turn a second time. The turn grows every step, so on a server,
-  // where each boundary is a batch of its own, this halves the bytes a run writes beside its frames.
+  // row instead of writing the whole turn a second time. The turn grows every step and, on a server,
+  // each boundary is a batch of its own: a 20-step run with 2 KB results wrote 2247 KB to the WAL
+  // before, 1918 KB now (pages, not bytes, are what the WAL writes).
   const turnsWritten = new Map<string, readonly unknown[]>();
   const turnKey = (convId: string, turnId: string): string => `${convId}\u0000${turnId}`;
 
