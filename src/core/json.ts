@@ -23,7 +23,7 @@ export function toJsonValue(value: unknown): unknown {
 }
 
 /** A `JSON.stringify` replacer writing BigInts as strings and repeated objects as `"[circular]"`. */
-export function jsonSafe(): (key: string, value: unknown) => unknown {
+function jsonSafe(): (key: string, value: unknown) => unknown {
   const seen = new WeakSet<object>();
   return (_key, value) => {
     if (typeof value === 'bigint') return value.toString();
