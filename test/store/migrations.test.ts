@@ -106,6 +106,28 @@ describe('sqlite migrations', () => {
     await reopened.close();
   });
 
+  it('should read a turn of a version 4 file from its JSON, and go on with it in segments when it is written again', async () => {
+    const old = new Database(join(dirOf(), STORE_FILE));
+    migrate(old, MIGRATIONS.slice(0, 4));
+    const blocks = (...texts: string[]): Block[] => texts.map((text) => ({ id: `b_${text}`, kind: 'user', role: 'user', payload: { text } }));
+    old.prepare(`INSERT INTO turns (conv_id, turn_id, blocks) VALUES (?, ?, ?)`).run('c1', 't1', JSON.stringify(blocks('one', 'two')));
+    // A running turn's checkpoint left its blocks to the turn (version 4 does that too).
+    old.prepare(`INSERT INTO checkpoints (conv_id, inference_id, checkpoint, blocks) VALUES (?, ?, ?, NULL)`).run('c1', 'inf_1', JSON.stringify({ ...checkpoint('c1', 'inf_1', { turn_id: 't1' }), blocks: undefined }));
+    old.close();
+
+    const store = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    expect(await store.turns('c1')).toEqual([{ id: 't1', blocks: blocks('one', 'two') }]);
+    expect((await store.checkpoints('c1'))[0]?.blocks).toEqual(blocks('one', 'two'));
+    const longer = [...blocks('one', 'two'), ...blocks('three')];
+    store.putTurn('c1', { id: 't1', blocks: longer });
+    expect(await store.turns('c1')).toEqual([{ id: 't1', blocks: longer }]);
+    await store.close();
+    const reopened = createSqliteStore<TestEvent>({ dataDir: dirOf() });
+    expect(await reopened.turns('c1')).toEqual([{ id: 't1', blocks: longer }]);
+    expect((await reopened.checkpoints('c1'))[0]?.blocks).toEqual(longer);
+    await reopened.close();
+  });
+
   it('should keep the turns of a version 1 file in their order, new turns going after them', async () => {
     const old = new Database(join(dirOf(), STORE_FILE));
     migrate(old, MIGRATIONS.slice(0, 1));

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { lastValueFrom } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Store } from '../../src/core/store.js';
+import type { Block } from '../../src/core/turns.js';
 import { StoreLockedError, StoreUnreadableError } from '../../src/core/store-errors.js';
 import { LOCK_FILE } from '../../src/store/sqlite/lock-file.js';
 import { LATEST_VERSION } from '../../src/store/sqlite/migrations.js';
@@ -100,6 +101,53 @@ describe('sqlite store', () => {
     expect(turn).toEqual({ id: 'turn_1', blocks: running });
     expect(snapshot.checkpoints[0]?.blocks).not.toBe(turn?.blocks);
     expect(await reopened.checkpoints('c1')).toEqual([expected[0]]);
+  });
+
+  it("should store what changed of a turn at each write, and read the turn back whole, before and after reopening", async () => {
+    const store = open();
+    const block = (id: string): Block => ({ id, kind: 'llm_text', role: 'assistant', payload: { text: id } });
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(block) as [Block, Block, Block, Block];
+    const edited = { ...b, payload: { text: 'b, edited' } } as Block;
+    // Each write its own batch, as phase boundaries are on a server: appends, an edit, a truncation, an append.
+    const writes: Block[][] = [[a], [a, b], [a, b, c], [a, edited, c], [a], [a, d]];
+    for (const blocks of writes) {
+      store.putTurn('c1', { id: 't1', blocks });
+      await store.flush();
+      expect(await store.turns('c1')).toEqual([{ id: 't1', blocks }]);
+    }
+    // A second turn, written twenty times: its segments are gathered into one before they pile up.
+    const many: Block[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      many.push(block(`m${i}`));
+      store.putTurn('c1', { id: 't2', blocks: [...many] });
+      await store.flush();
+    }
+    const expected = [
+      { id: 't1', blocks: [a, d] },
+      { id: 't2', blocks: many },
+    ];
+    expect(await store.turns('c1')).toEqual(expected);
+    await store.close();
+
+    const db = new Database(file(), { readonly: true });
+    const segments = db.prepare(`SELECT turn_id, start, blocks FROM turn_blocks WHERE conv_id = 'c1' ORDER BY turn_id, start`).all() as { turn_id: string; start: number; blocks: string }[];
+    const wholes = db.prepare(`SELECT turn_id, blocks FROM turns WHERE conv_id = 'c1' ORDER BY ord`).all() as { turn_id: string; blocks: string }[];
+    db.close();
+    const lengths = (rows: { blocks: string }[]): number[] => rows.map((row) => (JSON.parse(row.blocks) as unknown[]).length);
+    // t1: its first write whole, then only [d] from index 1 (what replaced b, c, and the truncation).
+    expect(JSON.parse(wholes[0]?.blocks ?? '')).toEqual([a]);
+    expect(segments.filter((row) => row.turn_id === 't1').map((row) => [row.start, JSON.parse(row.blocks)])).toEqual([[1, [d]]]);
+    // t2: fifteen segments after its first write, then its seventeenth write stored it whole, then three appends.
+    expect(lengths(wholes.slice(1))).toEqual([17]);
+    expect(segments.filter((row) => row.turn_id === 't2').map((row) => row.start)).toEqual([17, 18, 19]);
+    expect(lengths(segments.filter((row) => row.turn_id === 't2'))).toEqual([1, 1, 1]);
+    const reopened = open();
+    expect(await reopened.turns('c1')).toEqual(expected);
+    reopened.putConversation(conversation('c1'));
+    expect((await reopened.load()).conversations[0]?.turns).toEqual(expected);
+    // Written again after the restart (a recovered run): stored whole, its old segments dropped.
+    reopened.putTurn('c1', { id: 't1', blocks: [a, d, c] });
+    expect((await reopened.turns('c1'))[0]).toEqual({ id: 't1', blocks: [a, d, c] });
   });
 
   it('should keep every frame whose append completed when its process is killed with SIGKILL', async () => {

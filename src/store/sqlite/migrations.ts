@@ -114,6 +114,23 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       db.exec(`ALTER TABLE checkpoints ADD COLUMN blocks TEXT`);
     },
   },
+  {
+    version: 5,
+    description: "a turn's blocks in segments (turn_blocks), each write storing only what changed",
+    up: (db: Database) => {
+      // turn-segments.ts: `turns.blocks` keeps a turn's last whole write; what was written of it since,
+      // from the first block that changed, goes here. A turn written before has no segments.
+      db.exec(`
+        CREATE TABLE turn_blocks (
+          conv_id TEXT NOT NULL,
+          turn_id TEXT NOT NULL,
+          start INTEGER NOT NULL,
+          blocks TEXT NOT NULL,
+          PRIMARY KEY (conv_id, turn_id, start)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ]);
 
 /** The schema version this code writes. */

@@ -14,6 +14,7 @@ import type {
 } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
 import { decodeChunk } from './frame-chunks.js';
+import { joinSegments } from './turn-segments.js';
 
 /** The store's queries, prepared once; synchronous (better-sqlite3), wrapped in Promises by the store. */
 export interface StoreReads<E extends FrameEvent> {
@@ -32,11 +33,24 @@ export interface StoreReads<E extends FrameEvent> {
 const parse = <T>(json: string): T => JSON.parse(json) as T;
 const parseAll = <T>(statement: Statement, ...params: unknown[]): T[] => (statement.all(...params) as string[]).map((json) => parse<T>(json));
 
-/** A row of `checkpoints`, with its turn's blocks where it has none of its own (not read at `load`). */
+/** A row of `checkpoints`: its blocks are its own, or in its JSON (before version 4), or its turn's. */
 interface CheckpointRow {
   readonly checkpoint: string;
   readonly blocks: string | null;
-  readonly turn_blocks?: string | null;
+}
+
+/** A row of `turns`, in order, and the segments of its blocks (turn-segments.ts). */
+interface TurnRow {
+  readonly conv_id: string;
+  readonly id: string;
+  /** The JSON of its blocks as last written whole; the segments go on from there. */
+  readonly blocks: string;
+}
+interface SegmentRow {
+  readonly conv_id: string;
+  readonly turn_id: string;
+  readonly start: number;
+  readonly blocks: string;
 }
 
 export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads<E> {
@@ -44,7 +58,11 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const conversation = prepare(`SELECT record FROM conversations WHERE conv_id = ?`).pluck();
   const allConversations = prepare(`SELECT record FROM conversations ORDER BY created_at, rowid`).pluck();
   const ownersConversations = prepare(`SELECT record FROM conversations WHERE owner = ? ORDER BY created_at, rowid`).pluck();
-  const turns = prepare(`SELECT turn_id AS id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`);
+  const turns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`);
+  const segments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks WHERE conv_id = ? ORDER BY turn_id, start`);
+  const allSegments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks ORDER BY conv_id, turn_id, start`);
+  const turn = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns WHERE conv_id = ? AND turn_id = ?`);
+  const turnSegments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks WHERE conv_id = ? AND turn_id = ? ORDER BY start`);
   // In the order they were first written, which is each conversation's order: a scan without a sort.
   const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY ord`);
   const chunks = prepare(`SELECT first_seq, shared, events FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
@@ -54,38 +72,49 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const pauses = prepare(`SELECT pause FROM pauses WHERE conv_id = ? ORDER BY rowid`).pluck();
   const allPauses = prepare(`SELECT pause FROM pauses ORDER BY rowid`).pluck();
   const decisions = prepare(`SELECT decision FROM decisions WHERE conv_id = ? ORDER BY id`).pluck();
-  // A checkpoint without blocks of its own has its turn's (writes.ts): that row's, found by its ids.
-  const checkpointRows = `SELECT c.checkpoint, c.blocks, CASE WHEN c.blocks IS NULL THEN t.blocks END AS turn_blocks
-     FROM checkpoints c LEFT JOIN turns t ON t.conv_id = c.conv_id AND t.turn_id = json_extract(c.checkpoint, '$.turn_id')`;
-  const checkpoints = prepare(`${checkpointRows} WHERE c.conv_id = ? ORDER BY c.rowid`);
-  const allCheckpointsWithTurns = prepare(`${checkpointRows} ORDER BY c.rowid`);
-  // At `load`, where every turn is parsed anyway.
+  const checkpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints WHERE conv_id = ? ORDER BY rowid`);
   const allCheckpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints ORDER BY rowid`);
   const engineState = prepare(`SELECT state FROM engine_state WHERE conv_id = ?`).pluck();
   const allEngineStates = prepare(`SELECT conv_id, state FROM engine_state`);
 
-  const toTurn = (row: { id: string; blocks: string }): Turn => ({ id: row.id, blocks: parse<Block[]>(row.blocks) });
+  /** Turns in order, each with its blocks joined from its segments (rows sorted by conversation, turn, start). */
+  const toTurns = (rows: readonly TurnRow[], segmentRows: readonly SegmentRow[]): Map<string, Turn[]> => {
+    const segmentsOf = new Map<string, SegmentRow[]>();
+    for (const row of segmentRows) {
+      const key = `${row.conv_id}\u0000${row.turn_id}`;
+      const list = segmentsOf.get(key);
+      if (list) list.push(row);
+      else segmentsOf.set(key, [row]);
+    }
+    const turnsOf = new Map<string, Turn[]>();
+    for (const row of rows) {
+      let list = turnsOf.get(row.conv_id);
+      if (!list) turnsOf.set(row.conv_id, (list = []));
+      list.push({ id: row.id, blocks: joinSegments(row.blocks, segmentsOf.get(`${row.conv_id}\u0000${row.id}`) ?? []) });
+    }
+    return turnsOf;
+  };
+  /** One turn's blocks, read on their own (a checkpoint that shares them). */
+  const blocksOfTurn = (convId: string, turnId: string): Block[] => {
+    const row = turn.get(convId, turnId) as TurnRow | undefined;
+    return row ? joinSegments(row.blocks, turnSegments.all(convId, turnId) as SegmentRow[]) : [];
+  };
   /**
    * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
-   * turn's, parsed here from `turn_blocks` or taken from `turnBlocks` (already parsed, at `load`).
+   * turn's (writes.ts), from `turnBlocks` (at `load`, where every turn is read) or read here.
    */
   const toCheckpoint = (row: CheckpointRow, turnBlocks?: (checkpoint: RunCheckpoint) => readonly Block[] | undefined): RunCheckpoint => {
     const checkpoint = parse<RunCheckpoint>(row.checkpoint);
     if (row.blocks !== null) return { ...checkpoint, blocks: parse<Block[]>(row.blocks) };
     if (checkpoint.blocks !== undefined) return checkpoint;
-    const blocks = turnBlocks?.(checkpoint) ?? (row.turn_blocks ? parse<Block[]>(row.turn_blocks) : undefined);
+    const blocks = turnBlocks ? turnBlocks(checkpoint) : blocksOfTurn(checkpoint.conv_id, checkpoint.turn_id);
     return { ...checkpoint, blocks: blocks ? [...blocks] : [] };
   };
 
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
   // sets instead of issuing tens of thousands of queries.
   const load = (): StoreSnapshot => {
-    const turnsOf = new Map<string, Turn[]>();
-    for (const row of allTurns.all() as { conv_id: string; id: string; blocks: string }[]) {
-      let list = turnsOf.get(row.conv_id);
-      if (!list) turnsOf.set(row.conv_id, (list = []));
-      list.push(toTurn(row));
-    }
+    const turnsOf = toTurns(allTurns.all() as TurnRow[], allSegments.all() as SegmentRow[]);
     // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turns
     // (10 000 paused runs at `restart_recover`), and copied so that neither sees the other's changes.
     const turnBlocks = (checkpoint: RunCheckpoint): readonly Block[] | undefined =>
@@ -113,7 +142,7 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
     },
     conversations: (owner) =>
       owner === undefined ? parseAll<ConversationRecord>(allConversations) : parseAll<ConversationRecord>(ownersConversations, owner),
-    turns: (convId) => (turns.all(convId) as { id: string; blocks: string }[]).map(toTurn),
+    turns: (convId) => toTurns(turns.all(convId) as TurnRow[], segments.all(convId) as SegmentRow[]).get(convId) ?? [],
     frames: (convId, { since_seq = 0, limit = Number.POSITIVE_INFINITY } = {}) => {
       const page: StoredFrame<E>[] = [];
       // Chunks in order, read one at a time, until the page is full.
@@ -129,7 +158,7 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
     lastSeq: (convId) => (lastSeq.get(convId) as number | null) ?? 0,
     pauses: (convId) => (convId === undefined ? parseAll<StoredPause>(allPauses) : parseAll<StoredPause>(pauses, convId)),
     decisions: (convId) => parseAll<DecisionRecord>(decisions, convId),
-    checkpoints: (convId) => ((convId === undefined ? allCheckpointsWithTurns.all() : checkpoints.all(convId)) as CheckpointRow[]).map((row) => toCheckpoint(row)),
+    checkpoints: (convId) => ((convId === undefined ? allCheckpoints.all() : checkpoints.all(convId)) as CheckpointRow[]).map((row) => toCheckpoint(row)),
     engineState: (convId) => {
       const json = engineState.get(convId) as string | undefined;
       return json === undefined ? undefined : parse<JsonValue>(json);

@@ -4,6 +4,7 @@ import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
 import { encodeChunk } from './frame-chunks.js';
+import { createTurnWriter } from './turn-segments.js';
 
 /** Applies a batch of writes in one transaction, with statements prepared once. */
 export type BatchWriter = (ops: readonly WriteOp[]) => void;
@@ -15,12 +16,6 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
      ON CONFLICT (conv_id) DO UPDATE SET owner = excluded.owner, created_at = excluded.created_at, record = excluded.record`,
   );
   const setStep = prepare(`UPDATE conversations SET record = json_set(record, '$.step', json(?)) WHERE conv_id = ?`);
-  // A new turn goes after every turn stored (its rowid, `ord`, is the greatest); a known one keeps
-  // its place and gets new blocks.
-  const putTurn = prepare(
-    `INSERT INTO turns (conv_id, turn_id, blocks) VALUES (?, ?, ?)
-     ON CONFLICT (conv_id, turn_id) DO UPDATE SET blocks = excluded.blocks`,
-  );
   const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, shared, events) VALUES (?, ?, ?, ?, ?)`);
   const trimChunks = prepare(`DELETE FROM frames WHERE conv_id = ? AND last_seq < ?`);
   const oldestKept = prepare(`SELECT first_seq FROM frames WHERE conv_id = ? ORDER BY last_seq LIMIT 1`).pluck();
@@ -30,7 +25,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint, blocks) VALUES (?, ?, ?, ?)`);
   const deleteCheckpoint = prepare(`DELETE FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
   const putEngineState = prepare(`INSERT OR REPLACE INTO engine_state (conv_id, state) VALUES (?, ?)`);
-  const deletes = ['conversations', 'turns', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
+  const deletes = ['conversations', 'turns', 'turn_blocks', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
     prepare(`DELETE FROM ${table} WHERE conv_id = ?`),
   );
 
@@ -72,6 +67,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   // before, 1918 KB now (pages, not bytes, are what the WAL writes).
   const turnsWritten = new Map<string, readonly unknown[]>();
   const turnKey = (convId: string, turnId: string): string => `${convId}\u0000${turnId}`;
+  const turns = createTurnWriter(db, jsonOfBlocks);
 
   const apply = (op: Exclude<WriteOp, { kind: 'frames' }>): void => {
     switch (op.kind) {
@@ -82,7 +78,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         setStep.run(JSON.stringify(op.step), op.conv_id);
         return;
       case 'turn':
-        putTurn.run(op.conv_id, op.turn.id, jsonOfBlocks(op.turn.blocks));
+        turns.write(op.conv_id, op.turn.id, op.turn.blocks);
         turnsWritten.set(turnKey(op.conv_id, op.turn.id), op.turn.blocks);
         return;
       case 'pause':
@@ -106,6 +102,8 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
         return;
       case 'conversation-deleted':
         for (const statement of deletes) statement.run(op.conv_id);
+        // Its turns' rows are gone: none may be written as a change of what was there.
+        turns.forget();
         return;
     }
   };
@@ -130,6 +128,10 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   return (ops) => {
     try {
       transaction(ops);
+      turns.committed();
+    } catch (error) {
+      turns.forget();
+      throw error;
     } finally {
       blocksJson.clear();
       turnsWritten.clear();
