@@ -25,6 +25,8 @@ interface Written {
 export interface TurnWriter {
   /** Stores what changed of a turn since its last committed write; all of it the first time. */
   write(convId: string, turnId: string, blocks: readonly unknown[]): void;
+  /** The blocks this batch wrote for a turn, if it wrote it (a checkpoint of the same array shares them). */
+  writtenInBatch(convId: string, turnId: string): readonly unknown[] | undefined;
   /** The batch committed: its writes become what the next ones are compared with. */
   committed(): void;
   /** The batch rolled back, or rows went away under it: every turn is written whole next time. */
@@ -49,7 +51,10 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
       const key = `${convId}\u0000${turnId}`;
       const before = staged.get(key) ?? remembered.get(key);
       const from = before && before.segments < MAX_SEGMENTS ? firstChange(before.blocks, blocks) : 0;
-      if (before && from === blocks.length && from === before.blocks.length) return;
+      if (before && from === blocks.length && from === before.blocks.length) {
+        staged.set(key, { blocks, segments: before.segments });
+        return;
+      }
       if (from === 0) {
         putTurn.run(convId, turnId, jsonOf(blocks));
         // A turn written since the start has segments when it has more than one write; one written
@@ -63,6 +68,7 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
       }
       staged.set(key, { blocks, segments: from === 0 ? 1 : (before as Written).segments + 1 });
     },
+    writtenInBatch: (convId, turnId) => staged.get(`${convId}\u0000${turnId}`)?.blocks,
     committed: () => {
       for (const [key, written] of staged) {
         remembered.delete(key);
