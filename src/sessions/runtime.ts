@@ -1,4 +1,4 @@
-import { trace, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
 import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/engine.js';
@@ -13,7 +13,7 @@ import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
-import { traceRuns } from '../telemetry/run-spans.js';
+import { createRuntimeTracing } from '../telemetry/runtime-tracing.js';
 import { forkConversation, type ForkRequest, type ForkResult } from './fork.js';
 import { createRetention, type RetentionConfig } from './retention.js';
 import { loadConversation, recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
@@ -66,8 +66,9 @@ export interface StepwiseConfig {
   readonly store?: Store;
   /**
    * Where the spans of runs, inferences, tool calls and pauses go (SPEC §9). Default
-   * `trace.getTracer('stepwise')` of `@opentelemetry/api`: a no-op until an OpenTelemetry SDK is
-   * registered. `null`: no tracing at all (not even the no-op's few calls per event).
+   * `trace.getTracer('stepwise')` of `@opentelemetry/api`, followed from the first run that starts
+   * once an OpenTelemetry SDK is registered (until then it would be a no-op; register the SDK before
+   * starting runs). `null`: no tracing at all.
    */
   readonly tracer?: Tracer | null;
   /** Told about each frame the store could not commit (that frame reaches no client). Default: ignored. */
@@ -145,7 +146,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
   // Subscribed before anything else follows the hub, so every frame is appended as it is published.
   const frames = createFrameLog(hub, store, config.onFrameError === undefined ? {} : { onError: config.onFrameError });
-  const tracing = config.tracer === null ? undefined : traceRuns(hub.events$, config.tracer ?? trace.getTracer('stepwise'));
+  const tracing = createRuntimeTracing(hub.events$, config.tracer);
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
   // Conversations whose run another instance took over (SPEC §7): what is left of it here is silent.
@@ -252,6 +253,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     toolsFor,
     engineFor,
     onActivity: (session) => {
+      if (session.running) tracing.runStarting();
       if (sessions.get(session.conv_id) !== session) return;
       // At a run's start: its profile may have been chosen after the session opened.
       if (session.running && writes(session.conv_id)) writer.conversation(session, stepOf(session.session_id));
@@ -372,7 +374,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       if (disposed) return;
       disposed = true;
       registryOfSessions.dispose();
-      tracing?.unsubscribe();
+      tracing.unsubscribe();
       frames.dispose();
     },
     suspend: async () => {
@@ -381,7 +383,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
         live = false;
         for (const session of sessions.values()) session.suspend();
         retention.dispose();
-        tracing?.unsubscribe();
+        tracing.unsubscribe();
       }
       await store.flush();
       frames.dispose();

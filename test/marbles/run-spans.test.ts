@@ -1,16 +1,17 @@
-import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { marbles } from 'rxjs-marbles/jest';
 import { filter, take } from 'rxjs';
 import type { PauseInfo } from '../../src/index.js';
 import { callEcho, createTestRuntime } from './helpers.js';
 
-/** A real OpenTelemetry SDK tracer whose finished spans stay in memory. */
-function recordingTracer(): { tracer: Tracer; spans: () => ReadableSpan[] } {
+/** A real OpenTelemetry SDK whose finished spans stay in memory, and a tracer of it. */
+function recordingProvider(): { provider: TracerProvider; tracer: Tracer; spans: () => ReadableSpan[] } {
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-  return { tracer: provider.getTracer('test'), spans: () => exporter.getFinishedSpans() };
+  return { provider, tracer: provider.getTracer('test'), spans: () => exporter.getFinishedSpans() };
 }
+const recordingTracer = (): { tracer: Tracer; spans: () => ReadableSpan[] } => recordingProvider();
 
 const ms = ([seconds, nanos]: readonly [number, number]): number => seconds * 1000 + nanos / 1e6;
 const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId;
@@ -79,4 +80,37 @@ describe('traceRuns: spans from the hub', () => {
     expect(spans().map((span) => span.name)).not.toContain('execute_tool echo');
     expect(spans().find((span) => span.name === 'invoke_agent stepwise')?.attributes['stepwise.run.status']).toBe('completed');
   }));
+
+  describe('with the default tracer (OpenTelemetry\'s global one)', () => {
+    afterEach(() => trace.disable());
+
+    it('should trace the runs that start once an SDK is registered, not those before', marbles((m) => {
+      // Created while no SDK is registered: the hub is not followed yet (no-op spans cost 5% of loop_step).
+      const rt = createTestRuntime({ responses: [{ text: 'first' }, callEcho('hi', 'e1'), { text: 'second' }] });
+      m.scheduler.schedule(() => rt.session.start({ prompt: 'before' }).result$.subscribe(), 0);
+      m.flush();
+      const { provider, spans } = recordingProvider();
+      expect(trace.setGlobalTracerProvider(provider)).toBe(true);
+      m.scheduler.schedule(() => rt.session.start({ prompt: 'after' }).result$.subscribe(), 0);
+      m.flush();
+      const runs = spans().filter((span) => span.name === 'invoke_agent stepwise');
+      expect(runs).toHaveLength(1);
+      expect(runs[0]?.attributes['stepwise.run.resumed']).toBeUndefined();
+      expect(spans().map((span) => span.name).sort()).toEqual(['chat scripted', 'chat scripted', 'execute_tool echo', 'invoke_agent stepwise']);
+    }));
+
+    it('should trace nothing while no SDK is registered, and nothing with tracer: null', marbles((m) => {
+      const { provider, spans } = recordingProvider();
+      const untraced = createTestRuntime({ tracer: null, conv_id: 'c2', responses: [{ text: 'quiet' }] });
+      trace.setGlobalTracerProvider(provider);
+      m.scheduler.schedule(() => untraced.session.start({ prompt: 'go' }).result$.subscribe(), 0);
+      m.flush();
+      expect(spans()).toEqual([]);
+      trace.disable();
+      const unregistered = createTestRuntime({ conv_id: 'c3', responses: [{ text: 'quiet' }] });
+      m.scheduler.schedule(() => unregistered.session.start({ prompt: 'go' }).result$.subscribe(), 0);
+      m.flush();
+      expect(spans()).toEqual([]);
+    }));
+  });
 });
