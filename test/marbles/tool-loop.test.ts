@@ -1,6 +1,7 @@
 import { marbles } from 'rxjs-marbles/jest';
 import { defer, tap, type Observable } from 'rxjs';
-import type { Engine, EngineEvent, RunResult, ToolCallBlock, ToolUseBlock } from '../../src/index.js';
+import { z } from 'zod';
+import { defineTool, type Engine, type EngineEvent, type RunResult, type ToolCallBlock, type ToolUseBlock } from '../../src/index.js';
 import { createVirtualTool } from '../../src/testing/index.js';
 import { callEcho, createTestRuntime, isPauseOrEnd, PAUSE_LABELS as L } from './helpers.js';
 
@@ -200,11 +201,31 @@ describe('toolLoop', () => {
 
   it('should run hundreds of zero-latency steps without growing the stack', () => {
     const steps = 400;
-    const rt = createTestRuntime({ responses: [...Array.from({ length: steps }, (_, i) => callEcho(String(i))), { text: 'done' }], maxIterations: steps + 1 });
+    // How deep the stack is when each call runs (the tool is called synchronously, inside the loop).
+    const depths: number[] = [];
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = Infinity;
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes the text.',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => {
+        depths.push((new Error().stack ?? '').split('\n').length);
+        return { text };
+      },
+    });
+    const rt = createTestRuntime({ tools: [echo], responses: [...Array.from({ length: steps }, (_, i) => callEcho(String(i))), { text: 'done' }], maxIterations: steps + 1 });
     let result: RunResult | undefined;
-    rt.session.start({ prompt: 'go' }).result$.subscribe((r) => (result = r));
+    try {
+      rt.session.start({ prompt: 'go' }).result$.subscribe((r) => (result = r));
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     expect(result?.status).toBe('completed');
     expect(toolUses(result)).toHaveLength(steps);
+    // The phases of a few steps may recurse before a trampoline unwinds them; later steps go no deeper.
+    expect(depths).toHaveLength(steps);
+    expect(Math.max(...depths)).toBe(Math.max(...depths.slice(0, 32)));
   });
 
   it('should keep a flat stack when step mode is on and every pause is continued synchronously', marbles((m) => {
