@@ -1,7 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
-import { Subject, tap } from 'rxjs';
+import { Subject } from 'rxjs';
 import type { FrameEvent, Store } from '../core/store.js';
-import { committedFrames } from './committed-frames.js';
+import { createCommitQueue } from './commit-queue.js';
 import { createLiveChannels, type BufferedFrames, type EventHub } from './event-hub.js';
 import type { SequencedEvent } from './events.js';
 
@@ -44,44 +44,33 @@ export interface FrameLog {
  */
 export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: FrameLogConfig = {}): FrameLog {
   const channels = createLiveChannels<SequencedEvent>();
-  // Frames appended and not delivered yet, in hub order (with the memory store, at most the one being
-  // delivered), and per conversation whose append failed the last seq committed before it: what is
-  // committed of a conversation ends before its first frame in either.
-  const inFlight: SequencedEvent[] = [];
+  const events$ = new Subject<SequencedEvent>();
+  // Per conversation whose append failed, the last seq committed before it: what is committed of a
+  // conversation ends before its first frame that failed or still waits for its commit.
   const stalled = new Map<string, number>();
+  const deliver = (frame: SequencedEvent): void => {
+    // The one place committed frames enter: a per-conversation route, so the fan-out to one
+    // conversation's clients does not filter every conversation's frames (as the hub does).
+    // Often nobody follows every conversation at once (a library user, a server with no cluster):
+    // rxjs' ES5 build, which Node loads, spends a closure and an iterator per `next` even then.
+    if (events$.observed) events$.next(frame);
+    channels.next(frame.event.conv_id, frame);
+  };
+  const commits = createCommitQueue(store, {
+    committed: deliver,
+    failed: (error, frame) => {
+      // The store's log cannot go on past a missing frame: neither does what clients are told of.
+      if (!stalled.has(frame.event.conv_id)) stalled.set(frame.event.conv_id, frame.seq - 1);
+      config.onError?.(error);
+    },
+  });
   const lastSeq = (convId: string): number => {
     const failedAfter = stalled.get(convId);
     if (failedAfter !== undefined) return failedAfter;
-    const waiting = inFlight.find((frame) => frame.event.conv_id === convId);
+    const waiting = commits.firstWaiting(convId);
     return waiting ? waiting.seq - 1 : hub.lastSeq(convId);
   };
-  const settle = (frame: SequencedEvent): void => {
-    // In order but for failed appends, which leave from the middle.
-    if (inFlight[0] === frame) inFlight.shift();
-    else if (inFlight.includes(frame)) inFlight.splice(inFlight.indexOf(frame), 1);
-  };
-  const failed = (error: unknown, frame: SequencedEvent): void => {
-    settle(frame);
-    // The store's log cannot go on past a missing frame: neither does what clients are told of.
-    if (!stalled.has(frame.event.conv_id)) stalled.set(frame.event.conv_id, frame.seq - 1);
-    config.onError?.(error);
-  };
-
-  const events$ = new Subject<SequencedEvent>();
-  const connection: Subscription = hub.events$
-    .pipe(
-      tap((frame) => inFlight.push(frame)),
-      committedFrames(store, failed),
-    )
-    .subscribe((frame) => {
-      settle(frame);
-      // The one place committed frames enter: a per-conversation route, so the fan-out to one
-      // conversation's clients does not filter every conversation's frames (as the hub does).
-      // Often nobody follows every conversation at once (a library user, a server with no cluster):
-      // rxjs' ES5 build, which Node loads, spends a closure and an iterator per `next` even then.
-      if (events$.observed) events$.next(frame);
-      channels.next(frame.event.conv_id, frame);
-    });
+  const connection: Subscription = hub.events$.subscribe((frame) => commits.push(frame));
 
   const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
     const last = lastSeq(convId);
@@ -116,6 +105,7 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: 
       if (disposed) return;
       disposed = true;
       connection.unsubscribe();
+      commits.close();
     },
   };
 }
