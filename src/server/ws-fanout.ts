@@ -2,7 +2,7 @@ import { asapScheduler, auditTime, buffer, connect, filter, finalize, map, merge
 import type { FrameLog } from '../streams/frame-log.js';
 import type { SequencedEvent } from '../streams/events.js';
 import type { FrameEncoder } from './frame-encoder.js';
-import { createFrameList, type FrameList } from './ws-frame.js';
+import { createFrameHeaders, createFrameList, type FrameHeaders, type FrameList } from './ws-frame.js';
 
 /** A conversation's frames of one turn, each encoded once, back to back for all its clients. */
 export interface Batch {
@@ -16,6 +16,8 @@ export interface Fanout {
   batches$(convId: string): Observable<Batch>;
   /** Ends every batch now (e.g. before the clients are closed), instead of at the end of the turn. */
   flush(): void;
+  /** Hub items' frames back to back (a replayed backlog), framed as the batches are. */
+  framesOf(items: readonly SequencedEvent[]): FrameList;
 }
 
 /**
@@ -28,6 +30,8 @@ export interface Fanout {
 export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: FrameEncoder): Fanout {
   const channels = new Map<string, Observable<Batch>>();
   const flush$ = new Subject<void>();
+  const headers = createFrameHeaders();
+  const encode = (items: readonly SequencedEvent[]): FrameList => framesOf(items, encoder, headers);
 
   const channel = (convId: string): Observable<Batch> =>
     frames.conversation$(convId).pipe(
@@ -35,7 +39,7 @@ export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: F
       // one go is one batch, and a lone frame (a resume) waits for nothing else.
       connect((items$) => items$.pipe(buffer(merge(items$.pipe(auditTime(0, asapScheduler)), flush$)))),
       filter((items) => items.length > 0),
-      map((items): Batch => ({ first: (items[0] as SequencedEvent).seq, frames: framesOf(items, encoder) })),
+      map((items): Batch => ({ first: (items[0] as SequencedEvent).seq, frames: encode(items) })),
       finalize(() => channels.delete(convId)),
       share(),
     );
@@ -47,12 +51,13 @@ export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: F
       return batches$;
     },
     flush: () => flush$.next(),
+    framesOf: encode,
   };
 }
 
 /** Hub items' frames back to back. */
-export function framesOf(items: readonly SequencedEvent[], encoder: FrameEncoder): FrameList {
-  const frames = createFrameList();
+function framesOf(items: readonly SequencedEvent[], encoder: FrameEncoder, headers: FrameHeaders): FrameList {
+  const frames = createFrameList(headers);
   for (const item of items) frames.append(encoder.encode(item).text);
   return frames;
 }

@@ -6,7 +6,7 @@ import type { Stepwise } from '../sessions/runtime.js';
 import type { FrameEncoder } from './frame-encoder.js';
 import { helloFrame, isPing, pongFrame } from './ws-control.js';
 import type { SequencedEvent } from '../streams/events.js';
-import { createFanout, framesOf, type Batch } from './ws-fanout.js';
+import { createFanout, type Batch } from './ws-fanout.js';
 import { createOutboxFactory, type OutboxConfig } from './ws-outbox.js';
 
 export { CLOSE_TRY_AGAIN_LATER } from './ws-outbox.js';
@@ -67,7 +67,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     const sendBefore = (items: readonly SequencedEvent[]): void => {
       const newest = items[items.length - 1];
       if (!newest || newest.seq <= sent) return;
-      outbox.write(framesOf(items, encoder).bytes());
+      outbox.write(fanout.framesOf(items).bytes());
       sent = newest.seq;
     };
     fanout

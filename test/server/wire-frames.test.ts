@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import * as ws from 'ws';
 import type { Writable } from 'node:stream';
-import { createFrameList } from '../../src/server/ws-frame.js';
+import { createFrameHeaders, createFrameList } from '../../src/server/ws-frame.js';
 
 /** `ws`'s own parser, in client mode (it expects the server's unmasked frames). */
 const { Receiver } = ws as unknown as { Receiver: new (options: { isServer: boolean }) => Writable };
@@ -22,9 +22,12 @@ describe('createFrameList', () => {
     // Lengths around the 125 / 65 535 byte boundaries of the frame header.
     const long = fc.tuple(fc.integer({ min: 65_530, max: 65_540 }), fc.constantFrom('a', 'é')).map(([length, char]) => char.repeat(length));
     const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), long);
+    // One server's headers for every list, as the fan-out has: a header made for one frame serves
+    // the later frames of its length (up to 4 KB), across the 125-byte boundary of the header's size.
+    const headers = createFrameHeaders();
     await fc.assert(
-      fc.asyncProperty(fc.array(text, { minLength: 1, maxLength: 8 }), fc.nat(), async (texts, skip) => {
-        const frames = createFrameList();
+      fc.asyncProperty(fc.array(text, { minLength: 1, maxLength: 8 }), fc.nat(), fc.boolean(), async (texts, skip, shared) => {
+        const frames = shared ? createFrameList(headers) : createFrameList();
         for (const text of texts) frames.append(text);
         const from = skip % (texts.length + 1);
         expect(frames.length).toBe(texts.length);
