@@ -1,108 +1,105 @@
 import type { Redis } from 'ioredis';
+import type { CommandHandler, CommandPort, CommandReply, CommandRequest } from '../core/commands.js';
+import { reaching, type Ownership } from './ownership.js';
 
-/** A route's request as another instance (the run's owner) is to serve it. */
-export interface ForwardedRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly authorization?: string;
-  readonly body: unknown;
-}
-
-/** The owner's answer, as it would have answered the client itself. */
-export interface ForwardedReply {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-export interface CommandConfig {
-  readonly instanceId: string;
-  /** The command list of an instance (under the store's prefix). */
-  readonly inboxOf: (instanceId: string) => string;
-  /** The list a reply is pushed to. */
-  readonly replyKeyOf: (requestId: string) => string;
-  /** Serves a request that another instance forwarded here; a synchronous answer is sent at once. */
-  readonly serve: (request: ForwardedRequest) => ForwardedReply | Promise<ForwardedReply>;
-  /** How long a sender waits for the owner's reply before it answers 503, ms. */
+export interface ClusterCommandsConfig {
+  readonly ownership: Ownership;
+  /** Publishes commands and replies. */
+  readonly publisher: Redis;
+  /** A connection of its own in subscriber mode: this instance's command and reply channels. */
+  readonly subscriber: Redis;
+  /** An instance's command channel; its replies come on `${channelOf(id)}:replies`. */
+  readonly channelOf: (instanceId: string) => string;
+  /** Serves a command whose run this instance owns (or nobody does). */
+  readonly handler: CommandHandler;
+  /** Brings a conversation another instance created here before this instance serves a command about it. */
+  readonly join: (convId: string) => Promise<void>;
+  /** The conversation of a pause, from what this instance knows or the store. */
+  readonly convOfPause: (pauseId: string) => Promise<string | undefined>;
+  /** How long a delivered command waits for its owner's reply before it is answered 503, ms. */
   readonly replyTimeoutMs: number;
 }
 
-export interface Commands {
-  /** Delivers a request to the instance that owns the run; undefined when it did not answer in time. */
-  send(instanceId: string, request: ForwardedRequest): Promise<ForwardedReply | undefined>;
-  dispose(): void;
+interface Envelope {
+  readonly id: string;
+  readonly from: string;
+  readonly request: CommandRequest;
 }
 
-/** Seconds a blocking pop of the inbox waits before it looks again (so `dispose` ends it soon). */
-const INBOX_BLOCK_S = 1;
-/** Reply connections kept open between requests: opening one per request cost milliseconds (`cluster_resume`). */
-const IDLE_WAITERS = 4;
+/** Try again in a second: the run's owner is changing (a takeover) or did not answer. */
+const retry = (code: string, message: string): CommandReply => ({ status: 503, body: { error: { code, message } }, retry_after_s: 1 });
 
 /**
- * Request/reply between instances over Redis lists: a sender RPUSHes `{id, request}` to the owner's
- * inbox and BLPOPs a reply key of its own; the owner BLPOPs its inbox, serves the request as the
- * route it names, and RPUSHes the answer (which expires if nobody waits for it any more).
- * `connect()` gives a connection of its own for each blocking pop; a few are kept for the next requests.
+ * Commands between instances over Redis pub/sub: the instance a route lands on PUBLISHes the command
+ * on the owner's channel and waits for the reply on its own. PUBLISH says how many instances heard
+ * it, so a command for an owner that is not listening is answered at once; an owner that died is
+ * answered 503 with `Retry-After` until its runs are taken over (within the lease plus a second),
+ * never with a wait and never with 404 for a pause that exists. Commands are served concurrently.
  */
-export function createCommands(connect: () => Redis, config: CommandConfig): Commands {
-  const inbox = connect();
-  const idle: Redis[] = [];
-  let stopped = false;
-  const failure = (error: unknown): ForwardedReply => ({
-    status: 500,
-    body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
+export function createClusterCommands(config: ClusterCommandsConfig): CommandPort & { ready: Promise<void>; dispose(): void } {
+  const { ownership, publisher, subscriber } = config;
+  const own = config.channelOf(ownership.instanceId);
+  const replies = `${own}:replies`;
+  const waiting = new Map<string, (reply: CommandReply) => void>();
+  let counter = 0;
+
+  const serve = async (envelope: Envelope): Promise<void> => {
+    const reply = await config.handler(envelope.request).catch((error: unknown) => ({
+      status: 500,
+      body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
+    }));
+    await publisher.publish(`${config.channelOf(envelope.from)}:replies`, JSON.stringify({ id: envelope.id, reply }));
+  };
+  subscriber.on('message', (channel: string, message: string) => {
+    if (channel === own) {
+      void serve(JSON.parse(message) as Envelope).catch(() => undefined);
+      return;
+    }
+    const { id, reply } = JSON.parse(message) as { id: string; reply: CommandReply };
+    waiting.get(id)?.(reply);
   });
-  const send = async (id: string, reply: ForwardedReply): Promise<void> => {
-    const key = config.replyKeyOf(id);
-    await inbox.multi().rpush(key, JSON.stringify(reply)).pexpire(key, config.replyTimeoutMs * 2).exec();
-  };
-  const answer = (raw: string): Promise<void> => {
-    const { id, request } = JSON.parse(raw) as { id: string; request: ForwardedRequest };
-    let reply: ForwardedReply | Promise<ForwardedReply>;
-    try {
-      reply = config.serve(request);
-    } catch (error) {
-      reply = failure(error);
+  const ready = subscriber.subscribe(own, replies).then(() => undefined);
+  // Awaited by recovery; ioredis subscribes again by itself after a reconnect.
+  ready.catch(() => undefined);
+
+  const deliver = async (owner: string, request: CommandRequest): Promise<CommandReply> => {
+    const id = `${ownership.instanceId}-${(counter++).toString(36)}`;
+    const answered = new Promise<CommandReply>((resolve) => {
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        resolve(retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'));
+      }, config.replyTimeoutMs);
+      waiting.set(id, (reply) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        resolve(reply);
+      });
+    });
+    const heard = await reaching(publisher.publish(config.channelOf(owner), JSON.stringify({ id, from: ownership.instanceId, request } satisfies Envelope)));
+    if (heard === 0) {
+      waiting.get(id)?.(retry('owner_unavailable', 'the instance running this conversation is not listening (it is being replaced); try again'));
     }
-    // A synchronous answer goes out before what the command set going (a resumed run starts on a
-    // microtask, and an `await` here would wait behind its next step: about 1 ms of `cluster_resume`).
-    return reply instanceof Promise ? reply.catch(failure).then((settled) => send(id, settled)) : send(id, reply);
+    return answered;
   };
-  const listen = async (): Promise<void> => {
-    while (!stopped) {
-      try {
-        const popped = await inbox.blpop(config.inboxOf(config.instanceId), INBOX_BLOCK_S);
-        // Served one by one in arrival order, as the routes would serve them.
-        if (popped) await answer(popped[1]);
-      } catch {
-        if (!stopped) await new Promise((done) => setTimeout(done, 200));
-      }
-    }
-  };
-  void listen();
+
   return {
-    send: async (instanceId, request) => {
-      const id = `${config.instanceId}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-      const waiter = idle.pop() ?? connect();
-      let reusable = false;
-      try {
-        // Sent together (ioredis pipelines commands issued before either reply): one round trip less
-        // per forwarded command (`cluster_resume`).
-        const [, popped] = await Promise.all([
-          waiter.rpush(config.inboxOf(instanceId), JSON.stringify({ id, request })),
-          waiter.blpop(config.replyKeyOf(id), config.replyTimeoutMs / 1000),
-        ]);
-        reusable = true;
-        return popped ? (JSON.parse(popped[1]) as ForwardedReply) : undefined;
-      } finally {
-        // A connection whose command failed (Redis away) is not trusted again.
-        if (reusable && !stopped && idle.length < IDLE_WAITERS) idle.push(waiter);
-        else waiter.disconnect();
+    ready,
+    send: async (request) => {
+      const convId = request.conv_id;
+      if (convId === undefined || ownership.tokenOf(convId) !== undefined) return config.handler(request);
+      const owner = await ownership.owner(convId);
+      if (owner && owner.instanceId !== ownership.instanceId) {
+        if (!owner.alive) return retry('owner_unavailable', 'the instance running this conversation stopped; another one takes its run over within the lease; try again');
+        return deliver(owner.instanceId, request);
       }
+      // Nobody runs it: an idle conversation, served here as the store has it.
+      await config.join(convId);
+      return config.handler(request);
     },
+    convOfPause: config.convOfPause,
     dispose: () => {
-      stopped = true;
-      inbox.disconnect();
-      for (const waiter of idle.splice(0)) waiter.disconnect();
+      for (const resolve of waiting.values()) resolve(retry('owner_unavailable', 'this instance is stopping; try again'));
+      subscriber.disconnect();
     },
   };
 }

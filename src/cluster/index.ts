@@ -1,24 +1,28 @@
 /**
- * One service on many instances (SPEC §7, issue 11): what an instance adds to the runtime when its
- * store is Redis. See src/store/redis/index.ts for the key layout it builds on.
- * - Frames: a WebSocket on any instance follows a conversation through its stream (./cluster-frames.ts).
- * - Ownership: the instance that runs a conversation holds its lease (./lease.ts).
- * - Commands: a request about a run another instance owns is delivered to it over Redis, and its
- *   answer is the reply (./commands.ts, ./cluster-routes.ts).
+ * One service on many instances (docs/protocol.md, Several instances): the adapters an instance
+ * plugs under the runtime when its store is Redis. See src/store/redis/index.ts for the key layout.
+ * - Ownership (./ownership.ts): one heartbeat per instance, a lease per run holding the owner's
+ *   fencing token, which every write of the run carries (the store refuses it otherwise).
+ * - Commands (./commands.ts): the command port over pub/sub, so a command reaches the run's owner.
+ * - Frames (./cluster-frames.ts): the frame source a WebSocket follows, wherever the run executes.
+ * - Failover (./orphans.ts): runs whose owner died are taken over.
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
 import type { Observable } from 'rxjs';
+import type { CommandHandler, CommandPort } from '../core/commands.js';
+import type { RunOwnership } from '../core/ownership.js';
 import type { FrameEvent, Store, StoredFrame, StoredPause } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
+import type { StoreFence } from '../store/redis/redis-store.js';
 import { adoptConversation } from './adopt.js';
 import { createClusterFrames } from './cluster-frames.js';
 import { clusterRoutes } from './cluster-routes.js';
-import { createCommands, type ForwardedReply, type ForwardedRequest } from './commands.js';
-import { createLeases } from './lease.js';
+import { createClusterCommands } from './commands.js';
 import { watchForOrphans } from './orphans.js';
+import { createOwnership } from './ownership.js';
 import { createPauseIndex } from './pause-index.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
@@ -26,20 +30,20 @@ export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
   /** One pending pause of the service by id. */
   pause(pauseId: string): Promise<StoredPause | undefined>;
-  readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string } };
-  /** Refuses from now on a run's writes while another token than this one holds its lease (the fence). */
-  fence(token: string): void;
+  readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
+  /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
+  fence(fence: StoreFence): void;
 }
 
 export interface ClusterConfig {
   readonly store: ClusterStore;
   /** The Redis every instance shares (the store's). */
   readonly redisUrl: string;
-  /** `--lease-ms`. Default 5000. */
+  /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
   readonly leaseMs?: number;
-  /** How long a request delivered to the owner waits for its answer before a 503, ms. Default 5000. */
+  /** How long a command delivered to the owner waits for its answer before a 503, ms. Default 2000. */
   readonly replyTimeoutMs?: number;
-  /** Where takeovers and lost leases are told (the CLI's stdout). Default: nowhere. */
+  /** Where takeovers and lost runs are told (the CLI's stdout). Default: nowhere. */
   readonly log?: (line: string) => void;
 }
 
@@ -48,71 +52,98 @@ export interface ClusterRuntime {
   readonly instanceId: string;
   /** The runtime, its `frames` following every instance's frames. */
   readonly stepwise: Stepwise;
+  /** The ownership port the runtime was made with: takes the conversation's lease, then joins it. */
+  readonly ownership: RunOwnership;
   /**
    * Makes a conversation another instance created known here (its session, its seq) before a client
    * joins it; nothing when it is new or known already. Rejects when the store cannot be read.
    */
   join(convId: string): Promise<void>;
-  /** The routes in front of the single-process ones; `serve` answers what other instances deliver here. */
-  routes(debug: boolean, serve: (request: ForwardedRequest) => ForwardedReply | Promise<ForwardedReply>): Router;
+  /** The command port, serving what reaches this instance with `handler`. */
+  commands(handler: CommandHandler): CommandPort;
+  /** The read routes as the whole service's, in front of the single-process ones. */
+  routes(debug: boolean): Router;
 }
 
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
   const { store } = config;
   const instanceId = `inst_${randomBytes(6).toString('hex')}`;
-  // Two instances never both write one run (SPEC §7): once another instance took a lease over, this
-  // one's appends and checkpoints for it are refused by Redis, even before its next renewal finds out.
-  store.fence(instanceId);
   const leaseMs = config.leaseMs ?? 5000;
   // Loaded only when an instance joins a service: the server imports this module for every store, and
   // ioredis took about 0.2 s of each start (`restart_recover`, SQLite's included), as in ../store/redis/connection.ts.
   const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-  const connect = (): Redis => new RedisClient(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
+  const connect = (): Redis => {
+    const connection = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
+    connection.on('error', () => undefined);
+    return connection;
+  };
   const redis = connect();
-  redis.on('error', () => undefined);
-  const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
-  const pauses = createPauseIndex(frames.events$);
+  // Its own connection: a heartbeat never waits behind other commands.
+  const heartbeat = connect();
   const log = config.log ?? (() => undefined);
   const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
-  const leases = createLeases(redis, {
+  const ownership = createOwnership(redis, heartbeat, {
     instanceId,
     leaseMs,
-    keyOf: (convId) => store.keys.conversation(convId).lease,
+    keysOf: (convId) => store.keys.conversation(convId),
+    heartbeatKey: { before: `${store.keys.prefix}instance:{`, after: '}:alive' },
     running: runningHere,
     beforeRelease: () => store.flush(),
     onLost: (convId) => {
-      if (base.sessions.relinquish(convId)) log(`cluster: lost the lease of ${convId} to another instance; its run stopped here`);
+      if (base.sessions.relinquish(convId)) log(`cluster: another instance owns the run of ${convId} now (this one stalled past its lease); its run stopped here`);
     },
   });
-  let commands: ReturnType<typeof createCommands> | undefined;
+  // A refused write means another instance owns the run: it stops here at once, before anyone
+  // waiting on that write hears of it (no 200, no tool, no frame).
+  store.fence({
+    tokenOf: ownership.tokenOf,
+    onRefused: (convId) => {
+      ownership.drop(convId);
+      if (base.sessions.relinquish(convId)) log(`cluster: the store refused a write of ${convId} (another instance owns its run now); its run stopped here`);
+    },
+  });
+  const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const pauses = createPauseIndex(frames.events$);
+  const join = (convId: string): Promise<void> => adoptConversation(stepwise, store, convId);
   let orphans: { dispose(): void } | undefined;
+  let commands: ReturnType<typeof createClusterCommands> | undefined;
   const stop = (): void => {
     pauses.dispose();
     orphans?.dispose();
     commands?.dispose();
-    void leases.dispose().finally(() => redis.disconnect());
+    void ownership.dispose().finally(() => {
+      redis.disconnect();
+      heartbeat.disconnect();
+    });
   };
-  /** Runs whose lease another live instance holds are its own: recovery brings back only the ones whose lease it takes. */
-  const claim = async (convIds: readonly string[]): Promise<ReadonlySet<string>> => {
-    const taken = await Promise.all(convIds.map(async (convId) => ((await leases.acquire(convId)) ? convId : undefined)));
+  /** Runs whose owner lives are its own: recovery brings back only the ones this instance takes. */
+  const claimAll = async (convIds: readonly string[]): Promise<ReadonlySet<string>> => {
+    const taken = await Promise.all(convIds.map(async (convId) => ((await ownership.acquire(convId)) ? convId : undefined)));
     return new Set(taken.filter((convId): convId is string => convId !== undefined));
+  };
+  const claim = async (convId: string): Promise<boolean> => {
+    const owned = await ownership.acquire(convId);
+    // Then the conversation as the store has it: a run another instance ended just before is in it.
+    await join(convId);
+    return owned;
   };
   const stepwise: Stepwise = {
     ...base,
     frames,
     recover: async (options = {}) => {
-      const report = await base.recover({ ...options, claim });
-      // From now on this instance also takes over the runs of instances that die (SPEC §7 failover).
+      // The store first: an unreachable Redis is said in its words (the CLI exits 1 with it).
+      const report = await base.recover({ ...options, claim: claimAll });
+      await commands?.ready;
+      // From now on this instance also takes over the runs of instances that die.
       orphans ??= watchForOrphans({
         redis,
         checkpointsKey: store.keys.checkpoints,
-        leaseKeyOf: (convId) => store.keys.conversation(convId).lease,
-        leases,
-        intervalMs: Math.min(1000, Math.max(50, Math.floor(leaseMs / 4))),
+        ownership,
+        intervalMs: Math.min(500, Math.max(50, Math.floor(leaseMs / 4))),
         runningHere: () => new Set(runningHere()),
         takeOver: async (convId) => {
           const taken = await base.takeOver(convId, options);
-          if (taken.runs > 0) log(`cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner's lease lapsed)`);
+          if (taken.runs > 0) log(`cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)`);
         },
         onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
       });
@@ -129,30 +160,26 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
       stop();
     },
   };
-  const join = (convId: string): Promise<void> => adoptConversation(stepwise, store, convId);
   return {
     instanceId,
     stepwise,
+    ownership: { claim },
     join,
-    routes: (debug, serve) => {
-      commands = createCommands(
-        () => {
-          const connection = connect();
-          connection.on('error', () => undefined);
-          return connection;
-        },
-        {
-          instanceId,
-          inboxOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
-          replyKeyOf: (id) => `${store.keys.prefix}reply:{${id}}`,
-          serve,
-          replyTimeoutMs: config.replyTimeoutMs ?? 5000,
-        },
-      );
-      return clusterRoutes({ stepwise, store, leases, commands, instanceId, debug, join, convOfPause: pauses.convOf });
+    commands: (handler) => {
+      commands = createClusterCommands({
+        ownership,
+        publisher: redis,
+        subscriber: connect(),
+        channelOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
+        handler,
+        join,
+        convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.pause(pauseId))?.conv_id,
+        replyTimeoutMs: config.replyTimeoutMs ?? 2000,
+      });
+      return commands;
     },
+    routes: (debug) => clusterRoutes({ stepwise, store, debug, join }),
   };
 }
 
 export { createClusterFrames, type FrameTail$ } from './cluster-frames.js';
-export type { ForwardedReply, ForwardedRequest } from './commands.js';

@@ -3,7 +3,7 @@
  * unreadable, unavailable) into a message and exit 1; the server into 503 `store_unavailable`.
  */
 
-export type StoreErrorCode = 'store_locked' | 'store_unreadable' | 'store_sequence' | 'store_closed' | 'store_unavailable';
+export type StoreErrorCode = 'store_locked' | 'store_unreadable' | 'store_sequence' | 'store_closed' | 'store_unavailable' | 'lease_lost';
 
 /** Every store failure the CLI and server can turn into a message (and an exit 1 at start). */
 export class StoreError extends Error {
@@ -73,5 +73,16 @@ export class StoreUnavailableError extends StoreError {
     readonly reason: string,
   ) {
     super('store_unavailable', `the ${kind} store at ${where} is unavailable: ${reason}`);
+  }
+}
+
+/**
+ * A run's write refused because this process does not hold its conversation's lease with the token
+ * it wrote under: another instance of the service owns the run now (docs/protocol.md, Several instances).
+ */
+export class LeaseLostError extends StoreError {
+  override readonly name = 'LeaseLostError';
+  constructor(readonly conv_id: string) {
+    super('lease_lost', `conversation ${conv_id}: another instance owns its run now; this one may not write to it`);
   }
 }

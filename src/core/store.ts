@@ -230,6 +230,14 @@ export interface Store<E extends FrameEvent = FrameEvent> {
   deleteConversation(convId: string): void;
   /** Resolves once every write queued before the call is committed. */
   flush(): Promise<void>;
+  /**
+   * Completes (emitting nothing) once every write queued before the call is committed, waiting while
+   * the store is unreachable; errors with `LeaseLostError` when by then this process may not write
+   * the conversation's run (another instance of the service owns it). What must be durable before it
+   * is said or done waits on it: a decision before its 200, a tool that cannot run twice before it
+   * starts (its start is in the checkpoint). A synchronous store (memory) completes it at once.
+   */
+  committed$(convId: string): Observable<never>;
 
   // Reads: each sees every write queued before it.
   load(): Promise<StoreSnapshot>;

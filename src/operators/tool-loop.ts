@@ -1,4 +1,4 @@
-import { concatMap, EMPTY, expand, of, queueScheduler, subscribeOn, type Observable, type OperatorFunction } from 'rxjs';
+import { catchError, concat, concatMap, defer, EMPTY, expand, of, queueScheduler, subscribeOn, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import { toolsPhase } from './execute-tools.js';
 import { inferOnce } from './inference.js';
@@ -22,8 +22,10 @@ export interface ToolLoopConfig {
  * Called with a run's state and the phase it goes to next, at every boundary where the loop could be
  * re-entered (a durable store checkpoints it). Synchronous and cheap: it queues a write, never waits.
  * `pending`: the state's pending tool calls, when the loop has found them (before `tools` and `after_inference`).
+ * Before `tools` it may return a barrier: the tools start once it completes (a call that cannot run
+ * twice is recorded as started first); its error ends the run as `failed`.
  */
-export type BoundaryHook = (state: LoopState, next: LoopPhase, pending?: readonly ToolCall[]) => void;
+export type BoundaryHook = (state: LoopState, next: LoopPhase, pending?: readonly ToolCall[]) => Observable<never> | void;
 
 const DEFAULT_TOOL_LOOP_CONFIG = Object.freeze({ maxIterations: 20 });
 
@@ -88,12 +90,12 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     // `next` is set on the way in: every operator keeps it on the states it derives, so the output
     // needs no extra mapping layer (each live layer costs memory while a run is paused).
     const input = withNext(state, FOLLOWING[phase]);
-    onBoundary?.(state, phase, calls === NO_CALLS ? undefined : calls);
+    const barrier = onBoundary?.(state, phase, calls === NO_CALLS ? undefined : calls);
     // A pause phase is the pause itself, with no operator layer around it: a run may wait for
     // minutes, and each live layer costs heap for every paused run. Pauses need no trampoline
     // either (every cycle has work phases).
     if (isPausePhase(phase)) return pauseAt(phase, ports, input, calls);
-    if (phase === 'tools') return tools(input, calls);
+    if (phase === 'tools') return barrier ? afterBarrier(barrier, input, () => tools(input, calls)) : tools(input, calls);
     // With a zero-latency engine and tools the phases recurse, about 70 stack frames a step, and a
     // long run would overflow the stack. Every TRAMPOLINE_EVERY-th inference starts on the queue
     // scheduler, which unwinds them, so a run's stack stays a few steps deep; still synchronous, so
@@ -107,6 +109,13 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
 }
 
 const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
+
+/** The tools phase once its barrier completed; a barrier that fails ends the run before any tool starts. */
+function afterBarrier(barrier: Observable<never>, state: LoopState, tools: () => Observable<LoopState>): Observable<LoopState> {
+  return concat(barrier, defer(tools)).pipe(
+    catchError((error: unknown) => of(endWith(state, { status: 'failed', error: `the run's start of its tools was not recorded: ${(error as Error).message}` }))),
+  );
+}
 
 /** Inferences per trampoline: at most this many steps recurse on the stack (see `run`). */
 const TRAMPOLINE_EVERY = 8;

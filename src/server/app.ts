@@ -2,13 +2,14 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { WebSocketServer } from 'ws';
 import { createStepwise, type Stepwise, type StepwiseConfig } from '../sessions/runtime.js';
-import { callerOfHeader, requireCaller, type TokenTable } from './auth.js';
+import { requireCaller, type TokenTable } from './auth.js';
 import type { ServerContext } from './context.js';
-import { errorBody, HttpError, sendError } from './errors.js';
+import { HttpError, sendError, tryAgain } from './errors.js';
+import { StoreError } from '../core/store-errors.js';
 import { createFrameEncoder } from './frame-encoder.js';
-import { chatRoutes } from './routes-chat.js';
+import { cancelRun, chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
-import { debugRoutes } from './routes-debug.js';
+import { continuePause, debugRoutes, disableStep, enableStep } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
 import { forkRoutes } from './routes-fork.js';
 import { createInferenceLog, type InferenceLogConfig } from './inference-log.js';
@@ -17,7 +18,9 @@ import { toolRoutes, type ToolSource } from './routes-tools.js';
 import type { Store } from '../core/store.js';
 import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
-import { FORWARDABLE, replyOf } from './forwarded-commands.js';
+import { createLocalCommands } from '../core/commands.js';
+import type { RunOwnership } from '../core/ownership.js';
+import { createCommandHandler, type StepCommand } from './commands.js';
 import { profileRoutes } from './routes-profiles.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
@@ -94,17 +97,23 @@ export function createServer(options: ServerOptions): StepwiseServer {
   const inferences = createInferenceLog(options.inferenceLog);
   const middlewares = [inferences.name, ...(options.runtime.middlewares ?? []), inferences.capture];
   // A frame the store cannot commit reaches no client (SPEC §6): the server's error log says so.
-  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime, middlewares });
-  const joined = options.cluster ? joinCluster(local, options.cluster) : undefined;
+  // The cluster's ownership is the runtime's port, chosen here like a store: it exists once the
+  // runtime it joins does, and is asked only once runs start.
+  let joined: ClusterRuntime | undefined;
+  const ownership: RunOwnership = { claim: (convId) => (joined ? joined.ownership.claim(convId) : Promise.resolve(true)) };
+  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime, middlewares, ownership });
+  joined = options.cluster ? joinCluster(local, options.cluster) : undefined;
   const stepwise = joined?.stepwise ?? local;
   // Subscribed before any client, so it sees every committed frame first and in hub order.
   const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
   const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
-  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, ...(joined ? { join: joined.join } : {}) };
+  const handler = createCommandHandler(() => context, STEP_COMMANDS, options.onError);
+  const commands = joined ? joined.commands(handler) : createLocalCommands(handler, (pauseId) => stepwise.controller.convOf(pauseId));
+  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, commands, ...(joined ? { join: joined.join } : {}) };
   const tokens: TokenTable = options.tokens ?? new Map();
   const http = createHttpServer();
   const extra = [inferenceRoutes(context, inferences), toolRoutes(context, options.toolSources ?? new Map())];
-  const app = buildApp(context, tokens, options, extra, joined && clusterRoutesOf(joined, context, tokens, options.onError));
+  const app = buildApp(context, tokens, options, extra, joined?.routes(context.debug));
   http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
@@ -136,20 +145,13 @@ export function createServer(options: ServerOptions): StepwiseServer {
   return { app, http, stepwise, close };
 }
 
-/**
- * The cluster's routes. A command another instance delivers here (the run is this instance's) is
- * served by the same function as its route, for the caller its token names: no HTTP request to this
- * server in between (that hop was a third of `cluster_resume`).
- */
-function clusterRoutesOf(joined: ClusterRuntime, context: ServerContext, tokens: TokenTable, onError?: (error: unknown) => void): Router {
-  return joined.routes(context.debug, ({ path, authorization, body }) => {
-    const caller = callerOfHeader(tokens, authorization);
-    if (!caller) return { status: 401, body: errorBody('unauthorized', 'a valid "Authorization: Bearer <token>" header is required') };
-    const command = FORWARDABLE[path.split('?')[0] ?? ''];
-    if (!command) return { status: 404, body: errorBody('not_found', `no command ${path} to forward`) };
-    return replyOf(() => command(context, caller, body), onError);
-  });
-}
+/** The commands a run's owner serves, by route (docs/protocol.md, Several instances). */
+const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
+  '/chat/cancel': cancelRun,
+  '/debug/step/enable': enableStep,
+  '/debug/step/disable': disableStep,
+  '/debug/continue': continuePause,
+});
 
 function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions, extra: readonly Router[], cluster?: Router): Express {
   const app = express();
@@ -190,6 +192,7 @@ function errorHandler(onError: ((error: unknown) => void) | undefined) {
 /** body-parser's failures keep their meaning: 413 too large, 400 malformed JSON; the rest is a 500. */
 function toHttpError(error: unknown, onError: ((error: unknown) => void) | undefined): HttpError {
   if (error instanceof HttpError) return error;
+  if (error instanceof StoreError && error.code === 'store_unavailable') return tryAgain('store_unavailable', 'the store cannot be reached; try again');
   const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return new HttpError(413, 'payload_too_large', `the body is over ${BODY_LIMIT} bytes`);
   if (type === 'entity.parse.failed') return new HttpError(400, 'invalid_json', 'the body is not valid JSON');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CommandPort } from '../core/commands.js';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { mayAccess, type Caller } from './auth.js';
@@ -14,6 +15,8 @@ export interface ServerContext {
   readonly debug: boolean;
   /** SPEC §9 profiles by slug; empty when the server has none. */
   readonly profiles: ProfileTable;
+  /** Where a command that steers a run is served: here, or on the instance that owns the run. */
+  readonly commands: CommandPort;
   /** With several instances (SPEC §7): makes a conversation another instance created known here. */
   readonly join?: (convId: string) => Promise<void>;
 }

@@ -16,6 +16,8 @@ export class HttpError extends Error {
     readonly details?: unknown,
     /** Extra top-level fields of the reply (409 run_in_progress also names the conversation). */
     readonly extra?: Readonly<Record<string, unknown>>,
+    /** Seconds for `Retry-After`: nothing was done, and the same request may be sent again. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -26,6 +28,7 @@ export function errorBody(code: string, message: string, details?: unknown): Err
 }
 
 export function sendError(res: Response, error: HttpError): void {
+  if (error.retryAfterS !== undefined) res.setHeader('Retry-After', String(error.retryAfterS));
   res.status(error.status).json({ ...(error.extra ?? {}), ...errorBody(error.code, error.message, error.details) });
 }
 
@@ -54,3 +57,6 @@ export function parseOr400<T>(schema: z.ZodType<T>, value: unknown, what = 'body
 
 export const notFound = (message: string, code = 'not_found'): HttpError => new HttpError(404, code, message);
 export const forbidden = (message: string): HttpError => new HttpError(403, 'forbidden', message);
+
+/** 503 with `Retry-After: 1`: not done now (the store is away, the run's owner is changing); send it again. */
+export const tryAgain = (code: string, message: string): HttpError => new HttpError(503, code, message, undefined, undefined, 1);

@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { RunInProgressError, type Session } from '../sessions/session.js';
 import { callerFrom, type Caller } from './auth.js';
-import type { StepCommand } from './routes-debug.js';
+import { commandRoute, committed, convIdOfBody, type StepCommand } from './commands.js';
 import { assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
 import { HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
 import { forbiddenOverrides, PROFILE_OVERRIDES, profileChoices, toolsOutside, type Profile } from './profiles.js';
@@ -25,23 +25,28 @@ type ChatBody = z.infer<typeof chatSchema>;
 
 const cancelSchema = z.object({ conv_id: convIdSchema });
 
-export const cancelRun: StepCommand = (context, caller, body) => {
+export const cancelRun: StepCommand = async (context, caller, body) => {
   const { conv_id } = parseOr400(cancelSchema, body);
-  return { ok: true, cancelled: ownedSession(context, caller, conv_id).cancel() };
+  const cancelled = ownedSession(context, caller, conv_id).cancel();
+  await committed(context, conv_id);
+  return { ok: true, cancelled };
 };
 
 /** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (SPEC §9). */
 export function chatRoutes(context: ServerContext): Router {
   const router = Router();
   router.post('/chat', (req, res) => startChat(context, req, res));
-  router.post('/chat/cancel', (req: Request, res: Response) => void res.json(cancelRun(context, callerFrom(res), req.body)));
+  router.post('/chat/cancel', commandRoute(context, '/chat/cancel', convIdOfBody));
   // After /chat/cancel, which keeps its meaning: no profile may be called `cancel`.
   router.post('/chat/:profile', (req, res) => startChat(context, req, res, req.params['profile']));
   return router;
 }
 
-function startChat(context: ServerContext, req: Request, res: Response, slug?: string): void {
+async function startChat(context: ServerContext, req: Request, res: Response, slug?: string): Promise<void> {
   const body = parseOr400(chatSchema, req.body);
+  // The run is claimed first (docs/protocol.md, Several instances): 409 while another instance runs
+  // it, and the conversation as the store has it when another instance ran it before.
+  const claimed = body.conv_id === undefined ? undefined : await context.stepwise.claim(body.conv_id);
   const caller = callerFrom(res);
   const { registry, controller } = context.stepwise;
   const overrides = body.overrides ?? {};
@@ -62,6 +67,9 @@ function startChat(context: ServerContext, req: Request, res: Response, slug?: s
   assertToolsOffered(profile, overrides.tools ?? []);
   const session = openSession(context, caller, body, existing, profile);
   const identity = { conv_id: session.conv_id, session_id: session.session_id };
+  if (claimed === false || session.running) throw runInProgress(identity);
+  // A new conversation's lease before its run writes anything (its writes are fenced by it).
+  if (claimed === undefined) await context.stepwise.claim(session.conv_id);
   if (session.running) throw runInProgress(identity);
   // Already on: left as it is, so a filter set over /debug/step/enable survives a client that always sends step_mode.
   if (overrides.step_mode === true && !controller.isEnabled(session.session_id)) controller.enable(session.session_id);

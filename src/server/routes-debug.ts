@@ -4,15 +4,9 @@ import type { Session } from '../sessions/session.js';
 import type { ContinueCommand } from '../streams/step-commands.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { assertDebug, assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
-import { forbidden, HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
+import { commandRoute, committed, convIdOfBody, type StepCommand } from './commands.js';
+import { forbidden, HttpError, invalidRequest, notFound, parseOr400, tryAgain } from './errors.js';
 import { singleValues } from './routes-conversations.js';
-
-/**
- * A command that steers a run, as a plain function of the caller and the request body: its route
- * calls it, and so does the instance that owns a run when another instance forwards the command to
- * it (SPEC §7, ./forwarded-commands.ts). A refusal is a thrown `HttpError`.
- */
-export type StepCommand = (context: ServerContext, caller: Caller, body: unknown) => unknown;
 
 const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.string().min(1).max(256).optional() });
 
@@ -44,9 +38,10 @@ export function debugRoutes(context: ServerContext): Router {
     next();
   });
 
-  router.post('/debug/step/enable', (req, res) => void res.json(enableStep(context, callerFrom(res), req.body)));
-  router.post('/debug/step/disable', (req, res) => void res.json(disableStep(context, callerFrom(res), req.body)));
-  router.post('/debug/continue', (req, res) => void res.json(continuePause(context, callerFrom(res), req.body)));
+  router.post('/debug/step/enable', commandRoute(context, '/debug/step/enable', convIdOfBody));
+  router.post('/debug/step/disable', commandRoute(context, '/debug/step/disable', convIdOfBody));
+  // The pause's own conversation, wherever its run is; else the one the body names.
+  router.post('/debug/continue', commandRoute(context, '/debug/continue', async (body) => (await pauseConv(context, body)) ?? (await convIdOfBody(body))));
 
   router.get('/debug/pauses', (req, res) => {
     const caller = callerFrom(res);
@@ -61,19 +56,22 @@ export function debugRoutes(context: ServerContext): Router {
   return router;
 }
 
-export const enableStep: StepCommand = (context, caller, body) => {
+export const enableStep: StepCommand = async (context, caller, body) => {
   assertDebug(context);
   const { tools, phases } = parseOr400(enableSchema, body);
   const session = targetSession(context, caller, body);
   const filter = { ...(tools ? { tools } : {}), ...(phases ? { phases: [...new Set(phases)] } : {}) };
   context.stepwise.controller.enable(session.session_id, tools || phases ? filter : undefined);
+  await committed(context, session.conv_id);
   return { ok: true, session_id: session.session_id, conv_id: session.conv_id };
 };
 
-export const disableStep: StepCommand = (context, caller, body) => {
+export const disableStep: StepCommand = async (context, caller, body) => {
   assertDebug(context);
   const session = targetSession(context, caller, body);
-  return { ok: true, session_id: session.session_id, released: context.stepwise.controller.disable(session.session_id) };
+  const released = context.stepwise.controller.disable(session.session_id);
+  await committed(context, session.conv_id);
+  return { ok: true, session_id: session.session_id, released };
 };
 
 const ACTIONS: readonly string[] = ['continue', 'deny', 'edit'] satisfies readonly NonNullable<ContinueCommand['action']>[];
@@ -81,7 +79,7 @@ const isAction = (action: string): action is NonNullable<ContinueCommand['action
 
 const SUBMIT_STATUS = { unknown_pause: 404, pause_resolved: 409, invalid_action: 400, invalid_arguments: 400 } as const;
 
-export const continuePause: StepCommand = (context, caller, body) => {
+export const continuePause: StepCommand = async (context, caller, body, convHint) => {
   assertDebug(context);
   const command = parseOr400(continueSchema, body);
   if (command.action !== undefined && !isAction(command.action)) {
@@ -110,9 +108,24 @@ export const continuePause: StepCommand = (context, caller, body) => {
   });
   if (!submitted.ok) {
     const { code, message, details } = submitted.error;
+    // Pending in the store but not here yet: this instance is taking its run over (or just lost it).
+    if (code === 'unknown_pause' && convHint !== undefined && (await isStoredPause(context, convHint, command.pause_id))) {
+      throw tryAgain('pause_not_ready', `pause "${command.pause_id}" is being taken over by another instance; send the decision again`);
+    }
     throw new HttpError(SUBMIT_STATUS[code], code, message, details);
   }
+  // A 200 means the decision is recorded: it survives a crash of this process the next instant.
+  await committed(context, submitted.pause.conv_id);
   return { ok: true, pause: submitted.pause };
+};
+
+const isStoredPause = async (context: ServerContext, convId: string, pauseId: string): Promise<boolean> =>
+  (await context.stepwise.store.pauses(convId)).some((pause) => pause.pause_id === pauseId);
+
+/** The conversation of the pause a continue names, wherever its run is. */
+const pauseConv = (context: ServerContext, body: unknown): Promise<string | undefined> => {
+  const pauseId = (body as { pause_id?: unknown } | undefined)?.pause_id;
+  return typeof pauseId === 'string' && pauseId.length > 0 && pauseId.length <= 256 ? context.commands.convOfPause(pauseId) : Promise.resolve(undefined);
 };
 
 /** The session a step-mode request names by `conv_id` or `session_id`. */

@@ -42,6 +42,8 @@ export interface ForkPorts {
   readonly loop: Pick<LoopPorts, 'publish' | 'scheduler' | 'ids'>;
   readonly controller: Pick<StepController, 'get' | 'convOf' | 'isEnabled' | 'filterOf' | 'enable' | 'pending'>;
   readonly store: Pick<Store, 'checkpoints' | 'engineState' | 'putTurn' | 'putEngineState' | 'flush'>;
+  /** Takes the fork's run for this process before anything of it is written (its writes are fenced). */
+  readonly claim: (convId: string) => Promise<boolean>;
   /** Opens a new conversation (a new id) for this owner, origin and choices, and stores its record. */
   readonly open: (identity: { readonly owner?: string; readonly forked_from: ForkOrigin }, choices: SessionChoices | undefined) => Session;
   /** Puts an engine state back for a conversation (the engine of `choices`, else the runtime's). */
@@ -72,7 +74,7 @@ export async function forkConversation(ports: ForkPorts, request: ForkRequest): 
   const exact = !source.running && copied.length === turns.length;
   const engineState = exact ? await ports.store.engineState(source.conv_id) : undefined;
   const origin: ForkOrigin = { conv_id: source.conv_id, ...(request.turn_id === undefined ? {} : { turn_id: request.turn_id }) };
-  const fork = openFork(ports, request, origin, copied, engineState);
+  const fork = await openFork(ports, request, origin, copied, engineState);
   // Committed before anyone is told of it: a fork acknowledged is a fork that survives a crash.
   await ports.store.flush();
   return { session: fork };
@@ -91,7 +93,7 @@ async function forkAtPause(ports: ForkPorts, request: ForkRequest, pauseId: stri
   // Resolved while the store was read: the checkpoint has moved on to the next phase.
   if (!pending() || checkpoint?.next !== pause.phase) throw resolved(pauseId);
   const history = source.turns().filter((turn) => turn.id !== checkpoint.turn_id);
-  const fork = openFork(ports, request, { conv_id: source.conv_id, pause_id: pauseId }, history, engineState);
+  const fork = await openFork(ports, request, { conv_id: source.conv_id, pause_id: pauseId }, history, engineState);
   const now = ports.loop.scheduler.now();
   const inference_id = ports.loop.ids.next('inf');
   const rerun: RunCheckpoint = { ...checkpoint, conv_id: fork.conv_id, session_id: fork.session_id, inference_id, at_ms: now };
@@ -115,9 +117,11 @@ async function forkAtPause(ports: ForkPorts, request: ForkRequest, pauseId: stri
 }
 
 /** The new conversation with the copied turns, stored, with the source's step mode and engine state. */
-function openFork(ports: ForkPorts, request: ForkRequest, origin: ForkOrigin, turns: readonly Turn[], engineState: JsonValue | undefined): Session {
+async function openFork(ports: ForkPorts, request: ForkRequest, origin: ForkOrigin, turns: readonly Turn[], engineState: JsonValue | undefined): Promise<Session> {
   const { source, choices } = request;
   const fork = ports.open({ ...(request.owner === undefined ? {} : { owner: request.owner }), forked_from: origin }, choices);
+  // A new id nobody else knows: the claim only takes its lease, so the fork's writes pass the fence.
+  await ports.claim(fork.conv_id);
   fork.restoreTurns(turns);
   for (const turn of turns) ports.store.putTurn(fork.conv_id, turn);
   if (engineState !== undefined) {

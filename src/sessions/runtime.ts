@@ -1,8 +1,9 @@
 import type { Tracer } from '@opentelemetry/api';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
+import { SOLE_OWNERSHIP, type RunOwnership } from '../core/ownership.js';
 import { withMiddlewares, type Engine, type EngineMiddleware } from '../core/engine.js';
-import type { LoopPorts, RunTools } from '../operators/loop-state.js';
+import { registryOf, type LoopPorts, type RunTools } from '../operators/loop-state.js';
 import { toolLoop } from '../operators/tool-loop.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
@@ -18,7 +19,7 @@ import { forkConversation, type ForkRequest, type ForkResult } from './fork.js';
 import { createRetention, type RetentionConfig } from './retention.js';
 import { loadConversation, recoverFrom, type RecoverOptions, type RecoveryReport } from './recovery.js';
 import { createSession, type Session, type SessionChoices, type SessionSettings, type ToolList } from './session.js';
-import { createStoreWriter } from './store-writer.js';
+import { createStoreWriter, hasUnrepeatableCall } from './store-writer.js';
 
 export interface StepwiseConfig {
   readonly engine: Engine;
@@ -71,6 +72,11 @@ export interface StepwiseConfig {
    * starting runs). `null`: no tracing at all.
    */
   readonly tracer?: Tracer | null;
+  /**
+   * Who runs a conversation (docs/protocol.md, Several instances): a run starts, and a fork is made,
+   * once `claim` resolves true. Default: this process runs every conversation.
+   */
+  readonly ownership?: RunOwnership;
   /** Told about each frame the store could not commit (that frame reaches no client). Default: ignored. */
   readonly onFrameError?: (error: unknown) => void;
 }
@@ -125,6 +131,11 @@ export interface Stepwise {
    * instance that took it over from a dead owner (SPEC §7); its session here, if any, must be idle.
    */
   takeOver(convId: string, options?: RecoverOptions): Promise<RecoveryReport>;
+  /**
+   * Takes the conversation's run for this process before a run starts on it: false while another
+   * instance of the service runs it (docs/protocol.md, Several instances). One process alone always may.
+   */
+  claim(convId: string): Promise<boolean>;
   /** A new conversation copied from another up to a turn or a pending pause (SPEC §8); see `forkConversation`. */
   fork(request: ForkRequest): Promise<ForkResult>;
   /** Cancels every run and drops every session. Idempotent. */
@@ -144,6 +155,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   // Keeping what the hub keeps: a store that persists nothing need not hold more than the replay buffer.
   const store = config.store ?? createMemoryStore({ maxFramesPerConversation: config.bufferSize ?? DEFAULT_BUFFER_SIZE });
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
+  const ownership = config.ownership ?? SOLE_OWNERSHIP;
   // Subscribed before anything else follows the hub, so every frame is appended as it is published.
   const frames = createFrameLog(hub, store, config.onFrameError === undefined ? {} : { onError: config.onFrameError });
   const tracing = createRuntimeTracing(hub.events$, config.tracer);
@@ -156,11 +168,6 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     if (!writes(event.conv_id)) return;
     writer.published(event);
     hub.publish(event);
-    // An operator waits on the resume they asked for: its decision and `resumed` frame are committed
-    // (and so reach clients) at once, not in one batch with the work the resumed run does next, which
-    // a durable store commits a tick later (`cluster_resume`: the frame reached the other instance
-    // 1-2 ms later). The system's resumes (deadlines, disable, cancel) may come by thousands: batched.
-    if (event.type === 'resumed' && event.by !== 'system') writer.commitNow();
   };
   const core = createStepController(
     { scheduler, ids, publish, onResolved: (resolution) => writes(resolution.pause.conv_id) && writer.resolved(resolution) },
@@ -222,7 +229,10 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
     onBoundary: (state, next, pending) => {
-      if (writes(state.run.conv_id)) writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile, pending);
+      if (!writes(state.run.conv_id)) return undefined;
+      writer.boundary(state, next, sessions.get(state.run.conv_id)?.profile, pending);
+      // A call that must not run twice is recorded as started (this checkpoint) before it starts.
+      return next === 'tools' && store.durable && hasUnrepeatableCall(registryOf(ports, state.run), state, pending) ? store.committed$(state.run.conv_id) : undefined;
     },
   });
 
@@ -354,6 +364,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     sessions: registryOfSessions,
     engine,
     store,
+    claim: (convId) => ownership.claim(convId),
     recover: async (options) => restore(await store.load(), options),
     takeOver: async (convId, options) => {
       const snapshot = await loadConversation(store, convId);
@@ -365,6 +376,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
           loop: ports,
           controller,
           store,
+          claim: (convId) => ownership.claim(convId),
           open: (identity, choices) => registryOfSessions.open({ ...identity, ...choices }),
           restoreEngine: (convId, state, choices) => (choices?.engine ?? config.engine).restore?.(convId, state),
         },

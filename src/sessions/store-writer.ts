@@ -5,6 +5,7 @@ import { engineOf, type LoopPorts } from '../operators/loop-state.js';
 import type { StepwiseEvent } from '../streams/events.js';
 import { deniedBy, type PauseResolution } from '../streams/step-commands.js';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { RunResult } from './run.js';
 import type { Session } from './session.js';
 
@@ -25,8 +26,6 @@ export interface StoreWriter {
   published(event: StepwiseEvent): void;
   /** Every pause resolution: a decision row. */
   resolved(resolution: PauseResolution): void;
-  /** Commits what is queued now rather than with the run's next writes (the store's batch would wait for them). */
-  commitNow(): void;
   /** The run ended for good: its final turn, no checkpoint. */
   runEnded(session: Session, result: RunResult): void;
 }
@@ -63,8 +62,6 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
       if (event.type === 'paused') store.putPause(event.pause);
     },
     resolved: (resolution) => store.recordDecision(toDecision(resolution, ports.scheduler.now())),
-    // A failed commit is the frame log's to report (its frames' appends fail); nothing to add here.
-    commitNow: () => void store.flush().catch(() => undefined),
     runEnded: (session, result) => {
       store.putTurn(result.conv_id, result.turn);
       store.deleteCheckpoint(result.conv_id, result.inference_id);
@@ -102,6 +99,14 @@ export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string 
   // At the tools boundary every call about to run is "running" until its result is in the next checkpoint.
   if (next === 'tools') checkpoint.running_tool_call_ids = runningCalls(state, pending ?? pendingToolCalls(state.blocks));
   return checkpoint;
+}
+
+/** Whether a call about to run (pending, not denied) is of a tool not declared idempotent: one a crash must not make run twice. */
+export function hasUnrepeatableCall(registry: ToolRegistry, state: LoopState, pending?: readonly ToolCall[]): boolean {
+  for (const call of pending ?? pendingToolCalls(state.blocks)) {
+    if (deniedBy(state.decision, call.id) === undefined && registry.get(call.name)?.idempotent !== true) return true;
+  }
+  return false;
 }
 
 /** The pending calls that are not denied. Loops, not `flatMap`: that took 9 µs per tools boundary of a 15-step turn (`loop_step`). */

@@ -146,6 +146,7 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
       for (const pause of pausesOf(convId)) pauses.delete(pause.pause_id);
     },
     flush: () => Promise.resolve(),
+    committed$: () => EMPTY,
 
     load: async () => ({
       conversations: records().map((record) => {

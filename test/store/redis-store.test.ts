@@ -36,30 +36,45 @@ describe('redis store: instances sharing one Redis', () => {
     for (const client of clients.splice(0)) client.disconnect();
   });
 
-  it('should refuse the writes of a fenced store whose conversation\'s lease another token holds (SPEC §7 fencing)', async () => {
+  it("should refuse a fenced store's writes of a run unless its conversation's lease holds the writer's token", async () => {
+    const tokens = new Map<string, string>();
+    const refused: string[] = [];
     const a = open();
     const b = open();
-    a.fence('inst_a');
-    b.fence('inst_b');
+    a.fence({ tokenOf: (convId) => tokens.get(convId), onRefused: (convId) => refused.push(convId) });
     const lease = createRedisKeys(keyPrefix).conversation('c1').lease;
     const client = new Redis(redis().url);
     clients.push(client);
-    // No lease yet (a new run): writes go through; then A holds it.
+    // No lease yet: a run's writes are refused (a run takes its lease before it writes).
+    const unleased = await appended(a, 1, 1).catch((error: unknown) => error);
+    expect(unleased).toMatchObject({ name: 'LeaseLostError', code: 'lease_lost', conv_id: 'c1' });
+    expect(refused).toEqual(['c1']);
+    // A holds it under inst_a/1: its writes go through.
+    await client.set(lease, 'inst_a/1');
+    tokens.set('c1', 'inst_a/1');
     a.putCheckpoint(checkpoint('c1', 'inf_1'));
-    await appended(a, 1, 2);
-    await client.set(lease, 'inst_a', 'PX', 60_000);
-    await appended(a, 3, 3);
-    // B took the run over: A, a zombie now, may append, checkpoint or end the run no more.
-    await client.set(lease, 'inst_b', 'PX', 60_000);
-    const refused = await appended(a, 4, 4).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ name: 'LeaseLostError', code: 'lease_lost', conv_id: 'c1' });
+    await appended(a, 1, 3);
+    await expect(lastValueFrom(a.committed$('c1'), { defaultValue: 'done' })).resolves.toBe('done');
+    // B took the run over under a new epoch: A, a zombie now, may append, checkpoint or end the run no more.
+    await client.set(lease, 'inst_b/2');
+    const zombie = await appended(a, 4, 4).catch((error: unknown) => error);
+    expect(zombie).toMatchObject({ name: 'LeaseLostError', code: 'lease_lost', conv_id: 'c1' });
     a.putCheckpoint(checkpoint('c1', 'inf_1', { next: 'after_tools' }));
     a.deleteCheckpoint('c1', 'inf_1');
     a.putTurn('c1', { id: 't_zombie', blocks: [] });
+    a.putPause(pause('c1', 'p_zombie'));
+    a.recordDecision(decision('c1', 'p_zombie'));
     await a.flush();
+    expect(refused.filter((convId) => convId === 'c1').length).toBeGreaterThanOrEqual(3);
     expect(await b.checkpoints('c1')).toEqual([checkpoint('c1', 'inf_1')]);
     expect(await b.turns('c1')).toEqual([]);
+    expect(await b.pauses('c1')).toEqual([]);
+    expect(await b.decisions('c1')).toEqual([]);
+    // Once it knows it holds no token, what it waits on says so.
+    tokens.delete('c1');
+    await expect(lastValueFrom(a.committed$('c1'))).rejects.toMatchObject({ name: 'LeaseLostError', conv_id: 'c1' });
     // Its new owner goes on from seq 4: no gap, no duplicate.
+    b.fence({ tokenOf: () => 'inst_b/2', onRefused: () => undefined });
     await appended(b, 4, 5);
     expect((await b.frames('c1')).frames.map((frame) => frame.seq)).toEqual([1, 2, 3, 4, 5]);
     // An unfenced store never reads leases.
@@ -172,7 +187,7 @@ describe('redis store: instances sharing one Redis', () => {
     ];
     const send = async (retry: boolean): Promise<unknown[]> => {
       const multi = client.multi();
-      const appends = queueBatch(multi, keys, resolveRetention({}, 'test'), batch, retry, 'inst_test');
+      const { appends } = queueBatch(multi, keys, resolveRetention({}, 'test'), batch, retry, () => '');
       const replies = (await multi.exec()) ?? [];
       return appends.map((append) => appendReply(append, replies)[1]);
     };

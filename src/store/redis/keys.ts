@@ -43,8 +43,13 @@ export interface ConversationKeys {
   readonly pauses: string;
   /** SET of its fields in `checkpoints`. */
   readonly checkpoints: string;
-  /** STRING owner token, `SET NX PX --lease-ms` (issue 11 ownership; deleted with the conversation). */
+  /**
+   * STRING the owner's token `<instance id>/<epoch>`, no expiry: held while that instance's heartbeat
+   * (`instance:{id}:alive`) lives, taken over once it lapsed (see src/cluster/ownership.ts).
+   */
   readonly lease: string;
+  /** STRING counter, INCR'd at each acquisition: a token is never issued twice. */
+  readonly epoch: string;
 }
 
 export const DEFAULT_KEY_PREFIX = 'stepwise:';
@@ -79,6 +84,7 @@ export function createRedisKeys(prefix: string = DEFAULT_KEY_PREFIX): RedisKeys 
         pauses: own('pauses'),
         checkpoints: own('checkpoints'),
         lease: own('lease'),
+        epoch: own('epoch'),
       };
     },
   };

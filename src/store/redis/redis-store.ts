@@ -1,6 +1,6 @@
-import { AsyncSubject, throwError, type Observable } from 'rxjs';
+import { AsyncSubject, Observable, throwError } from 'rxjs';
 import type { FrameEvent, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
-import { StoreClosedError, StoreSequenceError } from '../../core/store-errors.js';
+import { LeaseLostError, StoreClosedError, StoreSequenceError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
 import type { WriteOp } from '../write-ops.js';
@@ -55,13 +55,24 @@ export interface RedisStore<E extends FrameEvent = FrameEvent> extends Store<E> 
   /** False while Redis is unreachable. */
   isAvailable(): boolean;
   /**
-   * Fences this store's writes with `token` from now on (SPEC §7: two instances never both run one
-   * run): a run's appends, turns, pauses, decisions and checkpoints are refused while another token
-   * holds its conversation's lease (`keys.conversation(id).lease`). An instance calls it with the
-   * token it takes leases under; unfenced (no call), writes are never refused for a lease.
+   * Fences this store's writes from now on (docs/protocol.md, Several instances: two instances never
+   * both run one run): a run's appends, turns, pauses, decisions and checkpoints carry the token
+   * `fence.tokenOf` gives for their conversation (undefined: this instance holds none) and are refused
+   * unless its lease (`keys.conversation(id).lease`) holds exactly that token. `fence.onRefused` hears
+   * of each conversation whose write was refused, before anyone waiting on that write does.
+   * Unfenced (no call), writes are never refused for a lease.
    */
-  fence(token: string): void;
+  fence(fence: StoreFence): void;
 }
+
+/** How an instance of a service fences its writes (see `RedisStore.fence`). */
+export interface StoreFence {
+  readonly tokenOf: (convId: string) => string | undefined;
+  readonly onRefused: (convId: string) => void;
+}
+
+/** A token no lease ever holds: a fenced write of a conversation this instance does not own. */
+const NOT_OWNED = '-';
 
 /**
  * The Redis store (ioredis), for `serve --store redis`: see ./index.ts for the data layout. Writes
@@ -92,8 +103,13 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
   const lastSeqs = new Map<string, number>();
   let closed = false;
   let givingUp = false;
-  // '' until `fence`: the scripts then read no lease.
-  let fenceToken = '';
+  // Until `fence`: every token '', so the scripts read no lease.
+  let fence: StoreFence | undefined;
+  const tokenOf = (convId: string): string => (fence ? (fence.tokenOf(convId) ?? NOT_OWNED) : '');
+  const refuse = (convId: string): void => {
+    lastSeqs.delete(convId);
+    fence?.onRefused(convId);
+  };
   // Settles when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
   let giveUp = (): void => undefined;
   const gaveUp = new Promise<never>((_, reject) => {
@@ -107,9 +123,16 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
   const commit = async (ops: readonly WriteOp[]): Promise<void> => {
     for (let retry = false; ; retry = true) {
       const multi = client.multi();
-      const appends = queueBatch(multi, keys, retention, ops, retry, fenceToken);
+      const { appends, fenced } = queueBatch(multi, keys, retention, ops, retry, tokenOf);
       try {
         const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
+        // Told before any waiter settles: the run stops before its operator hears of the refusal.
+        for (const write of fenced) if (replies[write.reply]?.[1] === 1) refuse(write.conv_id);
+        for (const append of appends) {
+          const [, value] = appendReply(append, replies);
+          const refusal = appendRefusal(append, value);
+          if (refusal instanceof LeaseLostError) refuse(refusal.conv_id);
+        }
         for (const append of appends) {
           const [error, value] = appendReply(append, replies);
           const refusal = error ?? appendRefusal(append, value);
@@ -193,8 +216,8 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
     kind: 'redis',
     durable: true,
     keys,
-    fence: (token) => {
-      fenceToken = token;
+    fence: (given) => {
+      fence = given;
     },
     isAvailable: () => !connection.isDown() && client.status === 'ready',
     putConversation: (record) => push({ kind: 'conversation', record }),
@@ -212,6 +235,13 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
       lastSeqs.set(conv_id, 0);
     },
     flush: committed,
+    committed$: (convId) =>
+      new Observable<never>((subscriber) =>
+        queue.committed().subscribe({
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => (fence && fence.tokenOf(convId) === undefined ? subscriber.error(new LeaseLostError(convId)) : subscriber.complete()),
+        }),
+      ),
     load: () => read(() => reads.load()),
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),

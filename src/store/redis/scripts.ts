@@ -5,37 +5,37 @@ import type { ChainableCommander, Redis } from 'ioredis';
  * two instances (or a batch sent again after a lost reply) cannot interleave between the read and the
  * write. ioredis sends them by EVALSHA and loads them when Redis does not know them (after a restart).
  */
-// Fencing (SPEC §7: two instances never both run one run): the writes of a run carry the writer's
-// token and their conversation's lease key, and do nothing while another instance holds that lease.
-// A free lease lets them through: a new conversation's run writes before its lease is taken.
-// An empty token (a store never fenced) reads no lease.
+// Fencing (docs/protocol.md, Several instances): the writes of a run carry the token its owner holds
+// the conversation's lease under, and do nothing (returning 1) unless the lease holds exactly that
+// token: a deposed owner, or one that never took the lease, cannot write. An empty token (a store
+// never fenced, one process alone) reads no lease.
 const FENCED = (lease: string, token: string): string =>
-  `local holder = ${token} ~= '' and redis.call('GET', ${lease}) if holder and holder ~= ${token} then return 0 end`;
+  `if ${token} ~= '' and redis.call('GET', ${lease}) ~= ${token} then return 1 end`;
 
 const SCRIPTS = {
   /**
    * The appends of one batch, in order, each all or nothing. KEYS: last-seqs, then the streams and
-   * lease keys. ARGV: retry flag, max frames (0: keep all), trim threshold, append count, writer's
-   * token; then per append: its conversation count, per conversation (conv_id, index of its stream in
-   * KEYS, index of its lease, first seq, frame count), then its frames' event JSON grouped the same
-   * way. Returns per append {0, 0} when written, {i, expected} when its conversation i does not
-   * continue its log, {i, -1} when another instance holds i's lease. A batch sent again (retry)
-   * counts an append already wholly there as written, so a lost reply is harmless.
+   * lease keys. ARGV: retry flag, max frames (0: keep all), trim threshold, append count; then per
+   * append: its conversation count, per conversation (conv_id, index of its stream in KEYS, index of
+   * its lease, first seq, frame count, the writer's token for it), then its frames' event JSON grouped
+   * the same way. Returns per append {0, 0} when written, {i, expected} when its conversation i does
+   * not continue its log, {i, -1} when i's lease does not hold the writer's token. A batch sent again
+   * (retry) counts an append already wholly there as written, so a lost reply is harmless: under the
+   * fence only the token's holder writes the log, so what is there is its own.
    */
   stepwiseAppend: `
-local retry, max, trimAt, appends, token = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local results, at = {}, 6
+local retry, max, trimAt, appends = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local results, at = {}, 5
 for a = 1, appends do
   local count = tonumber(ARGV[at])
   at = at + 1
   local plans, refused = {}, nil
   for i = 1, count do
-    local conv, stream, lease, first, n = ARGV[at], KEYS[tonumber(ARGV[at + 1])], KEYS[tonumber(ARGV[at + 2])], tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
-    at = at + 5
+    local conv, stream, lease, first, n, token = ARGV[at], KEYS[tonumber(ARGV[at + 1])], KEYS[tonumber(ARGV[at + 2])], tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), ARGV[at + 5]
+    at = at + 6
     local write = false
     if not refused then
-      local holder = token ~= '' and redis.call('GET', lease)
-      if holder and holder ~= token then
+      if token ~= '' and redis.call('GET', lease) ~= token then
         refused = {i, -1}
       else
         local last = tonumber(redis.call('HGET', KEYS[1], conv) or '0')

@@ -1,7 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import { toJsonText } from '../../core/json.js';
 import type { FrameEvent, StoredFrame } from '../../core/store.js';
-import { StoreSequenceError } from '../../core/store-errors.js';
+import { LeaseLostError, StoreSequenceError } from '../../core/store-errors.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
 import { checkpointField, type RedisKeys } from './keys.js';
@@ -26,8 +26,9 @@ export interface QueuedAppend {
  * (about 3x the frames/s of a call per append, the hub appending one frame at a time); that is safe
  * because the batch commits as a whole and no other write reads the frames, except a delete: the
  * appends queued before one are sent before it. `retry` marks a batch sent again after a failure
- * whose outcome is unknown (see the append script). `token` is the writer's: a run's writes are
- * fenced with their conversation's lease (see ./scripts.ts). Returns the appends, to read their replies.
+ * whose outcome is unknown (see the append script). `tokenOf` gives the writer's token per
+ * conversation: a run's writes are fenced with their conversation's lease (see ./scripts.ts).
+ * Returns the appends and the other fenced writes, to read their replies.
  */
 export function queueBatch(
   multi: ChainableCommander,
@@ -35,14 +36,15 @@ export function queueBatch(
   retention: Retention,
   ops: readonly WriteOp[],
   retry: boolean,
-  token: string,
-): QueuedAppend[] {
+  tokenOf: TokenOf,
+): QueuedBatch {
   const appends: QueuedAppend[] = [];
+  const fenced: FencedWrite[] = [];
   let replies = 0;
   let group: FramesOp[] = [];
   const sendGroup = (): void => {
     if (group.length === 0) return;
-    const convs = queueAppends(multi, keys, retention, group, retry, token);
+    const convs = queueAppends(multi, keys, retention, group, retry, tokenOf);
     group.forEach((op, slot) => appends.push({ op, reply: replies, slot, convs: convs[slot] ?? [] }));
     replies += 1;
     group = [];
@@ -53,10 +55,44 @@ export function queueBatch(
       continue;
     }
     if (op.kind === 'conversation-deleted') sendGroup();
-    replies += queueWrite(multi, keys, op, token);
+    const convId = fencedConv(op);
+    if (convId !== undefined) fenced.push({ reply: replies, conv_id: convId });
+    replies += queueWrite(multi, keys, op, convId === undefined ? '' : tokenOf(convId));
   }
   sendGroup();
-  return appends;
+  return { appends, fenced };
+}
+
+/** The writer's token for a conversation's run writes: '' unfenced, else one only its lease may hold. */
+export type TokenOf = (convId: string) => string;
+
+/** A batch on its transaction: its appends and its other fenced writes, each with where its reply is. */
+export interface QueuedBatch {
+  readonly appends: readonly QueuedAppend[];
+  readonly fenced: readonly FencedWrite[];
+}
+
+/** A fenced write other than an append: its script replies 1 when the lease refused it. */
+export interface FencedWrite {
+  readonly reply: number;
+  readonly conv_id: string;
+}
+
+/** The conversation of a run's write (fenced by its lease); undefined for the writes that are not a run's. */
+function fencedConv(op: Exclude<WriteOp, FramesOp>): string | undefined {
+  switch (op.kind) {
+    case 'turn':
+    case 'checkpoint-deleted':
+      return op.conv_id;
+    case 'pause':
+      return op.pause.conv_id;
+    case 'decision':
+      return op.decision.conv_id;
+    case 'checkpoint':
+      return op.checkpoint.conv_id;
+    default:
+      return undefined;
+  }
 }
 
 /** An append's own reply among the transaction's replies: `{0, 0}` written, `{i, expected}` refused. */
@@ -73,14 +109,6 @@ export function appendRefusal(append: QueuedAppend, reply: unknown): StoreSequen
   return expected === -1 ? new LeaseLostError(convId) : new StoreSequenceError(convId, expected, got);
 }
 
-/** An append refused because another instance holds its conversation's lease (it took the run over). */
-export class LeaseLostError extends Error {
-  override readonly name = 'LeaseLostError';
-  readonly code = 'lease_lost';
-  constructor(readonly conv_id: string) {
-    super(`conversation ${conv_id}: another instance owns its run now; this one may not write to it`);
-  }
-}
 
 /** One script call for several appends; returns each append's conversations and first seqs. */
 function queueAppends(
@@ -89,10 +117,10 @@ function queueAppends(
   retention: Retention,
   ops: readonly FramesOp[],
   retry: boolean,
-  token: string,
+  tokenOf: TokenOf,
 ): (readonly (readonly [string, number])[])[] {
   const max = retention.max === Number.POSITIVE_INFINITY ? 0 : retention.max;
-  const args: (string | number)[] = [retry ? '1' : '0', max, max === 0 ? 0 : retention.trimAt, ops.length, token];
+  const args: (string | number)[] = [retry ? '1' : '0', max, max === 0 ? 0 : retention.trimAt, ops.length];
   const streams = new Map<string, number>();
   const streamIndex = (convId: string): number => {
     let index = streams.get(convId);
@@ -114,7 +142,7 @@ function queueAppends(
       const first = (group[0] as StoredFrame<FrameEvent>).seq;
       convs.push([convId, first]);
       const stream = streamIndex(convId);
-      args.push(convId, stream, stream + 1, first, group.length);
+      args.push(convId, stream, stream + 1, first, group.length, tokenOf(convId));
     }
     for (const group of groups.values()) for (const { event } of group) args.push(toJsonText(event));
     return convs;

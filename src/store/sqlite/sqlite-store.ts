@@ -152,6 +152,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
       lastSeqs.set(conv_id, 0);
     },
     // Now rather than at the end of the tick: whoever flushes is waiting for it.
+    committed$: () => queue.committed(),
     flush: () => {
       queue.commitNow();
       return queue.flush();
