@@ -27,7 +27,7 @@ export type Inbox = (ws: WebSocket, pong: () => void) => void;
  * flood. The rate is counted in fixed one-second windows: simple, and a burst is still bounded (twice
  * the rate across a window's edge).
  */
-export function createInboxFactory(config: InboxConfig = {}, now: () => number = Date.now): Inbox {
+export function createInboxFactory(config: InboxConfig = {}): Inbox {
   const { maxMessagesPerSecond } = { ...DEFAULT_INBOX_CONFIG, ...config };
   if (!(Number.isInteger(maxMessagesPerSecond) && maxMessagesPerSecond > 0)) {
     throw new RangeError(`createInboxFactory: maxMessagesPerSecond must be a positive integer, got ${maxMessagesPerSecond}`);
@@ -38,7 +38,7 @@ export function createInboxFactory(config: InboxConfig = {}, now: () => number =
     // Once closing, nothing it still sends is read: its close frame is all the server waits for.
     const isAllowed = (): boolean => {
       if (ws.readyState !== WebSocket.OPEN) return false;
-      const at = now();
+      const at = Date.now();
       if (at - windowStart >= 1000) {
         windowStart = at;
         count = 0;
