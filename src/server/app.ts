@@ -37,6 +37,8 @@ export interface ServerOptions {
   readonly allowedOrigins?: readonly string[];
   /** A WebSocket client's send budget before it is closed with 1013. Default 8 MiB. */
   readonly maxClientBufferBytes?: number;
+  /** Messages (pings, pongs) a WebSocket client may send a second before it is closed with 1008. Default 50. */
+  readonly maxClientMessagesPerSecond?: number;
   /** The dashboard's static folder. Default `src/dashboard`, found from this module. */
   readonly dashboardDir?: string;
   /** Profiles for `POST /chat/:profile` and `GET /profiles` (SPEC §9). Default none. */
@@ -117,11 +119,10 @@ export function createServer(options: ServerOptions): StepwiseServer {
   http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
-  const forwarder = createWsForwarder(
-    stepwise,
-    encoder,
-    options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes },
-  );
+  const forwarder = createWsForwarder(stepwise, encoder, {
+    ...(options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes }),
+    ...(options.maxClientMessagesPerSecond === undefined ? {} : { maxMessagesPerSecond: options.maxClientMessagesPerSecond }),
+  });
   http.on('upgrade', createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins: options.allowedOrigins ?? [] }));
 
   let closing: Promise<void> | undefined;

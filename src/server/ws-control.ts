@@ -22,7 +22,7 @@ function controlFrame(type: string, fields: Record<string, unknown>): string {
   return JSON.stringify({ sem: true, event: { type, id: `${type}:${Date.now()}`, ...fields } });
 }
 
-/** A client's `ping` or `{"type":"ws.ping"}` (SPEC §3); anything else is ignored. */
+/** A client's text `ping` or `{"type":"ws.ping"}` (docs/protocol.md "WebSocket"); any other text is ignored. */
 export function isPing(text: string): boolean {
   if (text.trim() === 'ping') return true;
   if (!text.startsWith('{')) return false;

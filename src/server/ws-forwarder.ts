@@ -4,15 +4,16 @@ import { WebSocket } from 'ws';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { FrameEncoder } from './frame-encoder.js';
-import { helloFrame, isPing, pongFrame } from './ws-control.js';
+import { helloFrame, pongFrame } from './ws-control.js';
 import type { SequencedEvent } from '../streams/events.js';
 import { createFanout, type Batch } from './ws-fanout.js';
+import { createInboxFactory, type InboxConfig } from './ws-inbox.js';
 import { createOutboxFactory, type OutboxConfig } from './ws-outbox.js';
 
 export { CLOSE_TRY_AGAIN_LATER } from './ws-outbox.js';
 export const CLOSE_GOING_AWAY = 1001;
 
-export type ForwarderConfig = OutboxConfig;
+export type ForwarderConfig = OutboxConfig & InboxConfig;
 
 export interface ClientJoin {
   readonly session: Session;
@@ -38,6 +39,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
   const { frames } = stepwise;
   const fanout = createFanout(frames, encoder);
   const outboxOf = createOutboxFactory(config);
+  const listen = createInboxFactory(config);
   const clients = new Set<WebSocket>();
   let disposed = false;
 
@@ -95,9 +97,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       };
       fromStore().catch(() => ws.close(CLOSE_INTERNAL_ERROR, 'the stored frames could not be read; reconnect with since_seq'));
     }
-    ws.on('message', (data, isBinary) => {
-      if (!isBinary && isPing(data.toString())) outbox.send(pongFrame());
-    });
+    listen(ws, () => outbox.send(pongFrame()));
   };
 
   return {

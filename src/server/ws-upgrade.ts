@@ -22,6 +22,7 @@ type Refusal = { readonly status: number; readonly code: string; readonly messag
  */
 export function createUpgradeHandler(config: UpgradeConfig) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // A client that resets its connection must cost only that connection, before and after the upgrade.
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://localhost');
     const upgrade = (): void => {
@@ -31,6 +32,10 @@ export function createUpgradeHandler(config: UpgradeConfig) {
         return;
       }
       config.wss.handleUpgrade(req, socket, head, (ws) => {
+        // What ws's Receiver refuses (a message over maxPayload, invalid UTF-8, a protocol error) it
+        // has already answered by closing with 1009, 1007 or 1002 (docs/protocol.md "WebSocket") when
+        // it emits 'error': without a listener that event would be thrown and end the process.
+        ws.on('error', ignoreClientError);
         const session = config.context.stepwise.sessions.open({ conv_id: checked.convId, ...(checked.user ? { owner: checked.user } : {}) });
         config.forwarder.attach(ws, socket, { session, ...(checked.sinceSeq === undefined ? {} : { sinceSeq: checked.sinceSeq }) });
       });
@@ -46,6 +51,9 @@ export function createUpgradeHandler(config: UpgradeConfig) {
     );
   };
 }
+
+/** A client's own fault, already answered by ws with a close code: nothing for the server to log. */
+function ignoreClientError(): void {}
 
 type Accepted = { readonly convId: string; readonly sinceSeq?: number; readonly user: string | undefined };
 

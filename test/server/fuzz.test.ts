@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import fc from 'fast-check';
 import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
@@ -73,18 +75,74 @@ describe('fuzzing the wire', () => {
     );
   });
 
-  it('should ignore any WebSocket message and keep the connection', async () => {
-    const client = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-ws`);
-    const message = fc.oneof(fc.string(), fc.jsonValue().map((value) => JSON.stringify(value)), fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)));
+  it('should ignore any WebSocket text message and keep the connection', async () => {
+    const message = fc.oneof(fc.string(), fc.jsonValue().map((value) => JSON.stringify(value)));
     await fc.assert(
+      // A client per run: all the runs on one would be a flood (docs/protocol.md "WebSocket").
       fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 20 }), async (messages) => {
+        const client = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-ws`);
         for (const m of messages) client.ws.send(m);
         await client.ping();
+        expect(client.frames.every((frame) => frame.type === 'ws.hello' || frame.type === 'ws.pong')).toBe(true);
+        await client.close();
       }),
       { numRuns: 100 },
     );
-    expect(client.frames.every((frame) => frame.type === 'ws.hello' || frame.type === 'ws.pong')).toBe(true);
-    await client.close();
+  });
+
+  it('should close a client that sends an oversized, binary or invalid UTF-8 message with its code, and only it', async () => {
+    type Message = { readonly data: string | Buffer; readonly binary: boolean; readonly closeCode?: number };
+    const garbage = fc.oneof(fc.string(), fc.jsonValue().map((value) => JSON.stringify(value)), fc.string().map((text) => `{"type":${text}`));
+    // Each with the close code docs/protocol.md "WebSocket" gives it (the server's maxPayload is 64 KiB).
+    const hostile = fc.oneof(
+      fc.integer({ min: 64 * 1024 + 1, max: 256 * 1024 }).map((size): Message => ({ data: Buffer.alloc(size, 0x61), binary: false, closeCode: 1009 })),
+      fc.uint8Array({ maxLength: 64 }).map((bytes): Message => ({ data: Buffer.from(bytes), binary: true, closeCode: 1003 })),
+      // 0xff starts no UTF-8 sequence: a text message with it anywhere is invalid.
+      fc.tuple(fc.uint8Array({ maxLength: 32 }), fc.uint8Array({ maxLength: 32 })).map(
+        ([before, after]): Message => ({ data: Buffer.concat([before, Buffer.from([0xff]), after]), binary: false, closeCode: 1007 }),
+      ),
+    );
+    const message = fc.oneof(garbage.map((text): Message => ({ data: text, binary: false })), hostile);
+    const bystander = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-hostile`);
+    await fc.assert(
+      fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 10 }), async (messages) => {
+        const client = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-hostile`);
+        for (const { data, binary } of messages) client.ws.send(data, { binary });
+        // The first message the server refuses closes the client; nothing after it is read.
+        const closeCode = messages.find((m) => m.closeCode !== undefined)?.closeCode;
+        if (closeCode === undefined) {
+          await client.ping();
+          await client.close();
+        } else {
+          expect(await client.waitClose()).toBe(closeCode);
+        }
+      }),
+      { numRuns: 100 },
+    );
+    await bystander.ping();
+    expect(bystander.frames.map((frame) => frame.type)).toEqual(['ws.hello', 'ws.pong']);
+    expect((await get(t.base, '/healthz')).status).toBe(200);
+    await bystander.close();
+  });
+
+  it('should survive any bytes where WebSocket frames belong', async () => {
+    const upgrade =
+      'GET /ws?conv_id=fuzz-bytes HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+      `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`;
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 512 }), async (bytes) => {
+        // Whether ws refuses the bytes (1002, 1007, 1009) or waits for the rest of a frame, the
+        // connection closes: at the latest when this end of it does.
+        const socket = connect(Number(new URL(t.base).port), '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.resume();
+        const closed = new Promise((resolve) => socket.once('close', resolve));
+        socket.end(Buffer.concat([Buffer.from(upgrade), bytes]));
+        await closed;
+      }),
+      { numRuns: 100 },
+    );
+    expect((await get(t.base, '/healthz')).status).toBe(200);
   });
 
   it('should leave the run in progress unharmed', async () => {

