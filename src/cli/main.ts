@@ -119,7 +119,12 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     }
     await new Promise<void>((done, fail) => {
       server.http.once('error', fail);
-      server.http.listen(options.port, options.host, () => done());
+      server.http.listen(options.port, options.host, () => {
+        server.http.off('error', fail);
+        // A listening server's own errors (out of file descriptors under a connection flood) are logged, never fatal.
+        server.http.on('error', (error) => console.error('stepwise: server error:', error));
+        done();
+      });
     });
   } catch (error) {
     await server.close();
