@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { hasRedisServer, startRedisServer } from '../test/helpers/redis-server.js';
 import { ensureBuilt, startCli, type CliServer } from '../test/helpers/server-cli.js';
-import { entry, median, type BenchEntry } from './bench-entry.js';
+import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
 
 /**
  * One service on two instances (SPEC §5, §7): two real `serve --store redis` processes (the built
@@ -104,6 +104,7 @@ export async function runClusterBenchmarks(): Promise<{ entries: BenchEntry[]; n
     }
     onB.close();
     entries.push(entry('cluster_resume', median(samples.slice(5)), 'ms'));
+    entries.push(entry('cluster_resume_p99', percentile(samples.slice(5), 99), 'ms'));
 
     // cluster_fanout: the same kind of run, clients on A (baseline) then on B.
     const fanout = async (on: CliServer, convId: string): Promise<number> => {

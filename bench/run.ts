@@ -41,8 +41,9 @@ const TARGETS: Readonly<Record<string, Target>> = {
   fanout_1: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
   fanout_10: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
   fanout_100: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
-  // Issue 11, with the lease bench/cluster.ts uses (1000 ms).
-  cluster_resume: { describe: '≤ 5 ms', met: (e) => e.value <= 5 },
+  // Issues 11 and 21, with the lease bench/cluster.ts uses (1000 ms).
+  cluster_resume: { describe: '≤ 1 ms', met: (e) => e.value <= 1 },
+  cluster_resume_p99: { describe: '≤ 5 ms', met: (e) => e.value <= 5 },
   cluster_fanout: { describe: 'ratio ≥ 0.5', met: (e) => (e.ratio ?? 0) >= 0.5 },
   failover: { describe: '≤ lease + 1000 ms (2000)', met: (e) => e.value <= 2000 },
 };

@@ -64,6 +64,12 @@ end
 local token = ARGV[1] .. '/' .. redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], token)
 return token`;
+/** KEYS: lease. ARGV: heartbeat key before and after the id. Returns the token and 1 when its holder lives, else 0; nil when free. */
+const OWNER = `
+local token = redis.call('GET', KEYS[1])
+if not token then return nil end
+local holder = string.match(token, '^(.+)/%d+$')
+return {token, holder and redis.call('EXISTS', ARGV[1] .. holder .. ARGV[2]) or 0}`;
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 const instanceOf = (token: string): string => token.slice(0, token.lastIndexOf('/'));
@@ -158,7 +164,11 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
       tokens.set(convId, token);
       return true;
     },
-    owner: async (convId) => (await owners([convId]))[0],
+    // One round trip: a command's route asks it before every delivery.
+    owner: async (convId) => {
+      const found = (await reaching(redis.eval(OWNER, 1, config.keysOf(convId).lease, config.heartbeatKey.before, config.heartbeatKey.after))) as [string, number] | null;
+      return found ? { instanceId: instanceOf(found[0]), alive: found[1] === 1 } : undefined;
+    },
     orphans: async (convIds) => {
       const found = await owners(convIds);
       return convIds.filter((_, i) => !found[i]?.alive);
