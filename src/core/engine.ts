@@ -19,6 +19,8 @@ export interface InferenceRequest {
   readonly conv_id: string;
   readonly session_id: string;
   readonly inference_id: string;
+  /** The model message this request starts, `<inference_id>:<n>` (n counts the run's inferences from 1): its `llm.*` frames' id. */
+  readonly message_id?: string;
   readonly turn_id: string;
   /** History then the current turn, oldest first; `system` blocks carry the system prompt. */
   readonly blocks: readonly Block[];

@@ -37,26 +37,30 @@ export function inferOnce(ports: InferencePorts, state: LoopState): Observable<L
   const { run } = state;
   const { publish, scheduler } = ports;
   const engine = engineOf(ports, run);
+  // The model message this inference is, named by the run's count of inferences: the same on every
+  // instance and after a restart (a resumed inference is the same message again).
+  const message = run.inference_id + ':' + (state.iteration + 1);
   return defer(() => {
     const startedAt = scheduler.now();
-    publish(eventFrom('inference-started', run, startedAt, { model: engine.model, provider: engine.name }));
+    publish(eventFrom('inference-started', run, startedAt, { message_id: message, model: engine.model, provider: engine.name }));
     const request = {
       conv_id: run.conv_id,
       session_id: run.session_id,
       inference_id: run.inference_id,
+      message_id: message,
       turn_id: run.turn_id,
       blocks: run.history.length === 0 ? state.blocks : [...run.history, ...state.blocks],
       tools: registryOf(ports, run).specs(run.allowedTools),
     };
     // Unsubscribing (cancellation) unsubscribes the engine, which aborts its request.
     return engine.infer(request).pipe(
-      reduce(foldAnswer(ports, run), emptyAnswer()),
-      map((answer) => answered(ports, state, answer, startedAt)),
+      reduce(foldAnswer(ports, run, message), emptyAnswer()),
+      map((answer) => answered(ports, state, answer, startedAt, message)),
     );
   }).pipe(
     // Errors are values: a failed inference ends this run, never the session's streams. Outside
     // defer, so an engine that throws instead of erroring its stream fails this run only too.
-    catchError((error: unknown) => of(failed(ports, state, error))),
+    catchError((error: unknown) => of(failed(ports, state, error, message))),
   );
 }
 
@@ -78,30 +82,30 @@ function hasCall(answer: Answer, id: string): boolean {
   return false;
 }
 
-function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: Answer): void {
+function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: Answer, message: string): void {
   if (!answer.reasoningOpen) return;
   answer.reasoningOpen = false;
-  ports.publish(eventFrom('reasoning-finished', run, ports.scheduler.now(), { text: answer.reasoning }));
+  ports.publish(eventFrom('reasoning-finished', run, ports.scheduler.now(), { message_id: message, text: answer.reasoning }));
 }
 
 /** Adds one engine event to the answer and publishes what it says, with the text so far. */
-function foldAnswer(ports: InferencePorts, run: LoopState['run']) {
+function foldAnswer(ports: InferencePorts, run: LoopState['run'], message: string) {
   const { publish, scheduler, ids } = ports;
   return (answer: Answer, event: EngineEvent): Answer => {
-    if (event.type !== 'reasoning-delta') closeReasoning(ports, run, answer);
+    if (event.type !== 'reasoning-delta') closeReasoning(ports, run, answer, message);
     switch (event.type) {
       case 'text-delta':
         answer.text += event.delta;
-        publish(eventFrom('text-delta', run, scheduler.now(), { delta: event.delta, cumulative: answer.text }));
+        publish(eventFrom('text-delta', run, scheduler.now(), { message_id: message, delta: event.delta, cumulative: answer.text }));
         break;
       case 'reasoning-delta': {
         const now = scheduler.now();
         if (!answer.reasoningOpen) {
           answer.reasoningOpen = true;
-          publish(eventFrom('reasoning-started', run, now, {}));
+          publish(eventFrom('reasoning-started', run, now, { message_id: message }));
         }
         answer.reasoning += event.delta;
-        publish(eventFrom('reasoning-delta', run, now, { delta: event.delta, cumulative: answer.reasoning }));
+        publish(eventFrom('reasoning-delta', run, now, { message_id: message, delta: event.delta, cumulative: answer.reasoning }));
         break;
       }
       case 'tool-call': {
@@ -119,14 +123,15 @@ function foldAnswer(ports: InferencePorts, run: LoopState['run']) {
   };
 }
 
-function answered(ports: InferencePorts, state: LoopState, answer: Answer, startedAt: number): LoopState {
+function answered(ports: InferencePorts, state: LoopState, answer: Answer, startedAt: number, message: string): LoopState {
   const { run } = state;
   const { publish, scheduler, ids } = ports;
-  closeReasoning(ports, run, answer);
+  closeReasoning(ports, run, answer, message);
   const { text, reasoning, finished } = answer;
   const now = scheduler.now();
   publish(
     eventFrom('inference-finished', run, now, {
+      message_id: message,
       text,
       model: finished?.model ?? engineOf(ports, run).model,
       usage: finished?.usage ?? { input_tokens: 0, output_tokens: 0 },
@@ -141,9 +146,9 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
   return withAnswer(state, blocks);
 }
 
-function failed(ports: InferencePorts, state: LoopState, error: unknown): LoopState {
+function failed(ports: InferencePorts, state: LoopState, error: unknown, messageId: string): LoopState {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof EngineError && error.code ? { code: error.code } : {};
-  ports.publish(eventFrom('inference-failed', state.run, ports.scheduler.now(), { message, ...code }));
+  ports.publish(eventFrom('inference-failed', state.run, ports.scheduler.now(), { message_id: messageId, message, ...code }));
   return endWith(withAnswer(state, state.blocks), { status: 'failed', error: message });
 }

@@ -100,12 +100,13 @@ function wrap(engine: Engine, see: (request: InferenceRequest) => void): Engine 
 
 /**
  * The model message a request starts: `<inference_id>:<n>`, as the `llm.*` frames name it, where n
- * counts the run's inferences from 1 (going on after a restart). Read from the request itself: each
+ * counts the run's inferences from 1 (going on after a restart). The loop says it on the request;
+ * for a request a middleware built without it, read from the blocks: each
  * inference of a run but the first follows one tools phase, which appended its `tool_use` blocks in
  * one stretch after the model's answer, and a run's turn begins with its one `user` block.
  */
-export function messageIdOf(request: Pick<InferenceRequest, 'inference_id' | 'blocks'>): string {
-  return `${request.inference_id}:${1 + toolPhasesOfTurn(request.blocks)}`;
+export function messageIdOf(request: Pick<InferenceRequest, 'inference_id' | 'message_id' | 'blocks'>): string {
+  return request.message_id ?? `${request.inference_id}:${1 + toolPhasesOfTurn(request.blocks)}`;
 }
 
 function toolPhasesOfTurn(blocks: readonly Block[]): number {

@@ -38,7 +38,8 @@ export function toSemFrame({ seq, event }: SequencedEvent, context: FrameContext
 type Body = { -readonly [K in keyof SemEvent]: SemEvent[K] };
 
 function toSemEvent(event: StepwiseEvent, message: Message | undefined): Body {
-  const messageId = message?.id ?? event.inference_id;
+  // Carried by the event (every instance names it alike); learned from the log for frames stored before.
+  const messageId = ('message_id' in event ? event.message_id : undefined) ?? message?.id ?? event.inference_id;
   const model = message?.model ?? '';
   switch (event.type) {
     case 'run-started':

@@ -48,23 +48,29 @@ export type StepwiseEvent = EventBase &
   (
     | { readonly type: 'run-started' }
     | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string }
-    /** `provider`: the engine's name (`openai`, `anthropic`, `scripted`, ...), for traces; not on the wire. */
-    | { readonly type: 'inference-started'; readonly model: string; readonly provider?: string }
-    | { readonly type: 'text-delta'; readonly delta: string; readonly cumulative: string }
+    /**
+     * `provider`: the engine's name (`openai`, `anthropic`, `scripted`, ...), for traces; not on the wire.
+     * `message_id` (on every inference event): `<inference_id>:<n>`, n counting the run's inferences
+     * from 1, the `id` of its `llm.*` frames. Carried by the event so every instance that encodes it,
+     * live or replayed, names it alike; absent only from frames stored before it was carried.
+     */
+    | { readonly type: 'inference-started'; readonly message_id?: string; readonly model: string; readonly provider?: string }
+    | { readonly type: 'text-delta'; readonly message_id?: string; readonly delta: string; readonly cumulative: string }
     /** The model began to reason (first reasoning delta of an inference): `llm.thinking.start`. */
-    | { readonly type: 'reasoning-started' }
-    | { readonly type: 'reasoning-delta'; readonly delta: string; readonly cumulative: string }
+    | { readonly type: 'reasoning-started'; readonly message_id?: string }
+    | { readonly type: 'reasoning-delta'; readonly message_id?: string; readonly delta: string; readonly cumulative: string }
     /** Reasoning ended (the answer or a tool call began, or the inference finished): `llm.thinking.final`. */
-    | { readonly type: 'reasoning-finished'; readonly text: string }
+    | { readonly type: 'reasoning-finished'; readonly message_id?: string; readonly text: string }
     | {
         readonly type: 'inference-finished';
+        readonly message_id?: string;
         readonly text: string;
         readonly model: string;
         readonly usage: Usage;
         readonly stop_reason: string | null;
         readonly duration_ms: number;
       }
-    | { readonly type: 'inference-failed'; readonly message: string; readonly code?: string }
+    | { readonly type: 'inference-failed'; readonly message_id?: string; readonly message: string; readonly code?: string }
     | { readonly type: 'tool-call-requested'; readonly tool_call_id: string; readonly name: string; readonly args: unknown }
     | { readonly type: 'tool-execution-started'; readonly tool_call_id: string; readonly name: string; readonly args: unknown }
     | {

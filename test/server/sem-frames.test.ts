@@ -20,6 +20,14 @@ describe('encodeFrame', () => {
     );
   });
 
+  it('should name an llm frame by the message id its event carries, whatever this instance learned', () => {
+    const event = createEvent('text-delta', origin, 1, { message_id: 'i:3', delta: 'a', cumulative: 'a' });
+    const { frame } = encodeFrame({ seq: 9, event }, { messageOf: () => ({ id: 'i:1', model: 'm', seq: 1 }) });
+    expect(frame.event).toMatchObject({ type: 'llm.delta', id: 'i:3', metadata: { model: 'm' } });
+    const thinking = encodeFrame({ seq: 10, event: createEvent('reasoning-started', origin, 1, { message_id: 'i:3' }) }, { messageOf: () => undefined });
+    expect(thinking.frame.event).toMatchObject({ type: 'llm.thinking.start', id: 'i:3:thinking' });
+  });
+
   it('should encode every other frame type the same way', () => {
     const event = createEvent('log', origin, 1, { level: 'info', message: 'm' });
     const { frame, text } = encodeFrame({ seq: 1, event }, { messageOf: () => undefined });
