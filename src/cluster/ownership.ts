@@ -90,8 +90,15 @@ export async function reaching<T>(command: Promise<T>): Promise<T> {
  * renews within the lease keeps every run. A run is taken over only once its owner's heartbeat key
  * is gone, that is after the owner missed its renewals for the whole lease.
  */
+/** A lease this instance holds: its token, when it was taken, and whether a run was seen on it since. */
+interface Held {
+  readonly token: string;
+  readonly at: number;
+  ran: boolean;
+}
+
 export function createOwnership(redis: Redis, heartbeat: Redis, config: OwnershipConfig): Ownership {
-  const tokens = new Map<string, string>();
+  const tokens = new Map<string, Held>();
   const aliveKey = (instanceId: string): string => `${config.heartbeatKey.before}${instanceId}${config.heartbeatKey.after}`;
   const ownKey = aliveKey(config.instanceId);
   let beating: Promise<void> | undefined;
@@ -108,7 +115,7 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
     const convIds = [...tokens.keys()];
     const holders = await redis.mget(convIds.map((convId) => config.keysOf(convId).lease));
     convIds.forEach((convId, i) => {
-      if (holders[i] === tokens.get(convId)) return;
+      if (holders[i] === tokens.get(convId)?.token) return;
       tokens.delete(convId);
       config.onLost?.(convId);
     });
@@ -126,12 +133,19 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
   let syncing: Promise<void> | undefined;
   const syncOnce = async (): Promise<void> => {
     const running = new Set(config.running());
-    const ended = [...tokens].filter(([convId]) => !running.has(convId));
+    for (const convId of running) {
+      const held = tokens.get(convId);
+      if (held) held.ran = true;
+    }
+    // A lease taken for a run that has not started yet (its `/chat` is still on its way) is kept:
+    // released, the run's first write would be refused. One that never gets a run goes after a lease.
+    const now = Date.now();
+    const ended = [...tokens].filter(([convId, held]) => !running.has(convId) && (held.ran || now - held.at > config.leaseMs));
     if (ended.length === 0) return;
     await config.beforeRelease?.();
-    // Still ended after the flush: a run started meanwhile keeps its token.
-    const now = new Set(config.running());
-    await Promise.all(ended.filter(([convId, token]) => !now.has(convId) && tokens.get(convId) === token).map(([convId, token]) => release(convId, token)));
+    // Still ended after the flush, and not taken again meanwhile: a run started since keeps its lease.
+    const still = new Set(config.running());
+    await Promise.all(ended.filter(([convId, held]) => !still.has(convId) && tokens.get(convId) === held).map(([convId, held]) => release(convId, held.token)));
   };
   const sync = (): Promise<void> => (syncing ??= syncOnce().finally(() => (syncing = undefined)));
 
@@ -153,7 +167,7 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
 
   return {
     instanceId: config.instanceId,
-    tokenOf: (convId) => tokens.get(convId),
+    tokenOf: (convId) => tokens.get(convId)?.token,
     acquire: async (convId) => {
       if (disposed) return false;
       if (!beaten) await beating;
@@ -161,7 +175,7 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
       const { lease, epoch } = config.keysOf(convId);
       const token = (await reaching(redis.eval(ACQUIRE, 2, lease, epoch, config.instanceId, config.heartbeatKey.before, config.heartbeatKey.after))) as string | null;
       if (token === null) return false;
-      tokens.set(convId, token);
+      tokens.set(convId, { token, at: Date.now(), ran: false });
       return true;
     },
     // One round trip: a command's route asks it before every delivery.
@@ -178,7 +192,7 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
     dispose: async () => {
       disposed = true;
       clearInterval(timer);
-      await Promise.all([...tokens].map(([convId, token]) => release(convId, token).catch(() => undefined)));
+      await Promise.all([...tokens].map(([convId, held]) => release(convId, held.token).catch(() => undefined)));
       await heartbeat.del(ownKey).catch(() => undefined);
     },
   };
