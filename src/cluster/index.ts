@@ -14,7 +14,7 @@ import type { Router } from 'express';
 import type { Observable } from 'rxjs';
 import type { CommandHandler, CommandPort } from '../core/commands.js';
 import type { RunOwnership } from '../core/ownership.js';
-import type { FrameEvent, Store, StoredFrame, StoredPause } from '../core/store.js';
+import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { StoreFence } from '../store/redis/redis-store.js';
 import { adoptConversation } from './adopt.js';
@@ -28,8 +28,8 @@ import { createPauseIndex } from './pause-index.js';
 /** The store an instance of a service shares with the others (the Redis store). */
 export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
-  /** One pending pause of the service by id. */
-  pause(pauseId: string): Promise<StoredPause | undefined>;
+  /** The conversation of any pause of the service, pending or resolved. */
+  convOfPause(pauseId: string): Promise<string | undefined>;
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
   /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
   fence(fence: StoreFence): void;
@@ -173,7 +173,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
         channelOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
         handler,
         join,
-        convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.pause(pauseId))?.conv_id,
+        convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
         replyTimeoutMs: config.replyTimeoutMs ?? 2000,
       });
       return commands;

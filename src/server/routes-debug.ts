@@ -108,10 +108,7 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
   });
   if (!submitted.ok) {
     const { code, message, details } = submitted.error;
-    // Pending in the store but not here yet: this instance is taking its run over (or just lost it).
-    if (code === 'unknown_pause' && convHint !== undefined && (await isStoredPause(context, convHint, command.pause_id))) {
-      throw tryAgain('pause_not_ready', `pause "${command.pause_id}" is being taken over by another instance; send the decision again`);
-    }
+    if (code === 'unknown_pause' && convHint !== undefined) await refuseStoredPause(context, caller, convHint, command.pause_id);
     throw new HttpError(SUBMIT_STATUS[code], code, message, details);
   }
   // A 200 means the decision is recorded: it survives a crash of this process the next instant.
@@ -119,8 +116,21 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
   return { ok: true, pause: submitted.pause };
 };
 
-const isStoredPause = async (context: ServerContext, convId: string, pauseId: string): Promise<boolean> =>
-  (await context.stepwise.store.pauses(convId)).some((pause) => pause.pause_id === pauseId);
+/**
+ * A pause this process does not hold, as the store has it: pending, its run is being taken over here
+ * (or was just lost): 503, try again; decided before (by an owner before a takeover or a restart): 409.
+ */
+async function refuseStoredPause(context: ServerContext, caller: Caller, convId: string, pauseId: string): Promise<void> {
+  const { store } = context.stepwise;
+  const conversation = await store.conversation(convId);
+  if (!conversation) return;
+  if (!mayAccess(caller, conversation.owner)) throw forbidden(`conversation "${convId}" belongs to another user`);
+  if ((await store.pauses(convId)).some((pause) => pause.pause_id === pauseId)) {
+    throw tryAgain('pause_not_ready', `pause "${pauseId}" is being taken over by another instance; send the decision again`);
+  }
+  const decided = (await store.decisions(convId)).find((decision) => decision.pause_id === pauseId);
+  if (decided) throw new HttpError(409, 'pause_resolved', `pause "${pauseId}" was already resolved (${decided.reason})`, { reason: decided.reason });
+}
 
 /** The conversation of the pause a continue names, wherever its run is. */
 const pauseConv = (context: ServerContext, body: unknown): Promise<string | undefined> => {

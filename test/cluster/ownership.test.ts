@@ -90,6 +90,10 @@ describe('ownership of runs across instances', () => {
 
     const result = await onB.waitFor((frame) => frame.type === 'tool.result', 0, TEST_LEASE_MS + 1000 + POLL_SLACK_MS + 5000);
     expect(result).toMatchObject({ error: 'interrupted: the server stopped while this tool ran' });
+    // The decision its dead owner took is known to the new owner from the store: resolved, not unknown.
+    const again = await post(b.base, '/debug/continue', { pause_id: pause.pause_id });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'pause_resolved', details: { reason: 'continued' } });
     const afterTools = await onB.waitFor((frame) => frame.type === 'debugger.pause' && frame.phase === 'after_tools');
     expect((await post(b.base, '/debug/continue', { pause_id: afterTools.pause_id })).status).toBe(200);
     const end = await onB.waitFor((frame) => frame.type === 'run.end');

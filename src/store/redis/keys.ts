@@ -20,6 +20,8 @@ export interface RedisKeys {
   readonly pauses: string;
   /** ZSET pause_id scored by `counter` at its (last) put: the order pauses were made in. */
   readonly pauseOrder: string;
+  /** HASH pause_id -> conv_id of every pause made, pending or resolved: any instance finds a pause's run. */
+  readonly pauseConvs: string;
   /** HASH checkpointField(conv, inference) -> RunCheckpoint JSON. */
   readonly checkpoints: string;
   /** STRING counter, INCR'd to order pauses. */
@@ -71,6 +73,7 @@ export function createRedisKeys(prefix: string = DEFAULT_KEY_PREFIX): RedisKeys 
     engineStates: key('engine-states'),
     pauses: key('pauses'),
     pauseOrder: key('pause-order'),
+    pauseConvs: key('pause-convs'),
     checkpoints: key('checkpoints'),
     counter: key('counter'),
     conversation: (convId) => {

@@ -27,6 +27,8 @@ export interface RedisReads<E extends FrameEvent> {
   pauses(convId?: string): Promise<StoredPause[]>;
   /** One pending pause by id, without reading the others. */
   pause(pauseId: string): Promise<StoredPause | undefined>;
+  /** The conversation of any pause made, pending or resolved. */
+  convOfPause(pauseId: string): Promise<string | undefined>;
   decisions(convId: string): Promise<DecisionRecord[]>;
   checkpoints(convId?: string): Promise<RunCheckpoint[]>;
   engineState(convId: string): Promise<JsonValue | undefined>;
@@ -171,6 +173,7 @@ export function createRedisReads<E extends FrameEvent>(client: Redis, keys: Redi
       const json = await client.hget(keys.pauses, pauseId);
       return json === null ? undefined : parse<StoredPause>(json);
     },
+    convOfPause: async (pauseId) => (await client.hget(keys.pauseConvs, pauseId)) ?? undefined,
     decisions: async (convId) => (await client.lrange(keys.conversation(convId).decisions, 0, -1)).map((json) => parse<DecisionRecord>(json)),
     checkpoints,
     engineState: async (convId) => {

@@ -48,8 +48,10 @@ export interface RedisStore<E extends FrameEvent = FrameEvent> extends Store<E> 
    * Redis comes back. It never errors for unavailability; a frame that is not JSON errors it.
    */
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame<E>>;
-  /** One pending pause of any instance by id (the service's `/debug/continue` finds the run's owner by it). */
+  /** One pending pause of any instance by id. */
   pause(pauseId: string): Promise<StoredPause | undefined>;
+  /** The conversation of any pause made, pending or resolved (a command about it finds the run's owner by it). */
+  convOfPause(pauseId: string): Promise<string | undefined>;
   /** The key layout (for leases and command channels built beside the store). */
   readonly keys: RedisKeys;
   /** False while Redis is unreachable. */
@@ -250,6 +252,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
     pauses: (convId) => read(() => reads.pauses(convId)),
     pause: (pauseId) => read(() => reads.pause(pauseId)),
+    convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId)),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
     engineState: (convId) => read(() => reads.engineState(convId)),

@@ -64,13 +64,14 @@ return results`,
 ${FENCED('KEYS[3]', 'ARGV[3]')}
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
 return 0`,
-  /** KEYS: counter, pauses, pause-order, the conversation's pause set, lease. ARGV: pause id, pause JSON, token. */
+  /** KEYS: counter, pauses, pause-order, the conversation's pause set, lease, pause-convs. ARGV: pause id, pause JSON, token, conv_id. */
   stepwisePause: `
 ${FENCED('KEYS[5]', 'ARGV[3]')}
 local n = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[3], n, ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[4])
 return 0`,
   /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided, lease. ARGV: pause id, decision JSON, token. */
   stepwiseDecision: `
@@ -97,7 +98,7 @@ return 0`,
   /**
    * KEYS: conversations, conversation-order, steps, last-seqs, engine-states, pauses, pause-order,
    * checkpoints, then the conversation's pause set, checkpoint set, frames, turns, turn-order,
-   * decisions, decided. ARGV: conv_id.
+   * decisions, decided, then pause-convs. ARGV: conv_id.
    */
   stepwiseDelete: `
 local conv = ARGV[1]
@@ -105,7 +106,9 @@ for i = 1, 5 do redis.call(i == 2 and 'ZREM' or 'HDEL', KEYS[i], conv) end
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[9])) do
   redis.call('HDEL', KEYS[6], id)
   redis.call('ZREM', KEYS[7], id)
+  redis.call('HDEL', KEYS[16], id)
 end
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[15])) do redis.call('HDEL', KEYS[16], id) end
 for _, field in ipairs(redis.call('SMEMBERS', KEYS[10])) do redis.call('HDEL', KEYS[8], field) end
 for i = 9, 15 do redis.call('DEL', KEYS[i]) end
 return 0`,

@@ -173,7 +173,12 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
     }
     case 'pause': {
       const own = keys.conversation(op.pause.conv_id);
-      callScript(multi, 'stepwisePause', [keys.counter, keys.pauses, keys.pauseOrder, own.pauses, own.lease], [op.pause.pause_id, JSON.stringify(op.pause), token]);
+      callScript(
+        multi,
+        'stepwisePause',
+        [keys.counter, keys.pauses, keys.pauseOrder, own.pauses, own.lease, keys.pauseConvs],
+        [op.pause.pause_id, JSON.stringify(op.pause), token, op.pause.conv_id],
+      );
       return 1;
     }
     case 'decision': {
@@ -218,6 +223,7 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
           own.turnOrder,
           own.decisions,
           own.decided,
+          keys.pauseConvs,
         ],
         [op.conv_id],
       );
