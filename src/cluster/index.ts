@@ -131,8 +131,13 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     ...base,
     frames,
     recover: async (options = {}) => {
-      // The store first: an unreachable Redis is said in its words (the CLI exits 1 with it).
-      const report = await base.recover({ ...options, claim: claimAll });
+      // Claimed first, read after: from its claim on, nobody else writes a run, so what recovery then
+      // loads of it is its latest state. A snapshot read before could be older than a decision its
+      // live owner took meanwhile (and the run it ended, its lease released): resumed from it, the
+      // run would pause again at a pause already decided. The store first: an unreachable Redis is
+      // said in its words (the CLI exits 1 with it).
+      const claimed = await claimAll([...new Set((await store.checkpoints()).map((checkpoint) => checkpoint.conv_id))]);
+      const report = await base.recover({ ...options, claim: async (convIds) => new Set(convIds.filter((convId) => claimed.has(convId))) });
       await commands?.ready;
       // From now on this instance also takes over the runs of instances that die.
       orphans ??= watchForOrphans({
@@ -140,6 +145,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
         checkpointsKey: store.keys.checkpoints,
         ownership,
         intervalMs: Math.min(500, Math.max(50, Math.floor(leaseMs / 4))),
+        leaseMs,
         runningHere: () => new Set(runningHere()),
         takeOver: async (convId) => {
           const taken = await base.takeOver(convId, options);

@@ -9,6 +9,8 @@ export interface OrphanWatchConfig {
   readonly ownership: Ownership;
   /** How often to look, ms. */
   readonly intervalMs: number;
+  /** How long an instance lives without renewing its heartbeat, ms (`--lease-ms`). */
+  readonly leaseMs: number;
   /** Conversations with a run on this instance: never orphans. */
   readonly runningHere: () => ReadonlySet<string>;
   /** Brings the conversation's run back here; called with its lease taken. */
@@ -21,13 +23,20 @@ export interface OrphanWatchConfig {
  * heartbeat key lapsed) or that nobody holds, and takes them over. A run's lease is taken before its
  * first checkpoint is written, so a run being created is never seen without an owner.
  *
+ * After Redis was unreachable, it waits a whole lease before taking anything over (see `reachableSince`).
  * Each look reads the checkpoint hash's keys, their leases and the heartbeats of their holders: a few
  * round trips, O(unfinished runs) in size, which is fine at thousands of runs.
  */
 export function watchForOrphans(config: OrphanWatchConfig): { dispose(): void } {
   let looking = false;
+  // Since when this watcher has reached Redis without a failure. Heartbeats lapse while Redis is away
+  // (their keys expire meanwhile), and every instance renews its own only once Redis is back: a run is
+  // taken over only after a whole lease of Redis reachable, when a live owner has renewed for sure.
+  let reachableSince: number | undefined = Date.now();
   const look = async (): Promise<void> => {
     const fields = await config.redis.hkeys(config.checkpointsKey);
+    reachableSince ??= Date.now();
+    if (Date.now() - reachableSince < config.leaseMs) return;
     const here = config.runningHere();
     const convIds = [...new Set(fields.map(convOfCheckpointField))].filter((convId) => !here.has(convId));
     for (const convId of await config.ownership.orphans(convIds)) {
@@ -40,7 +49,10 @@ export function watchForOrphans(config: OrphanWatchConfig): { dispose(): void } 
     if (looking) return;
     looking = true;
     look()
-      .catch((error: unknown) => config.onError(undefined, error))
+      .catch((error: unknown) => {
+        reachableSince = undefined;
+        config.onError(undefined, error);
+      })
       .finally(() => (looking = false));
   }, config.intervalMs);
   timer.unref();

@@ -5,7 +5,7 @@ import { createStepwise, type Stepwise, type StepwiseConfig } from '../sessions/
 import { requireCaller, type TokenTable } from './auth.js';
 import type { ServerContext } from './context.js';
 import { HttpError, sendError, tryAgain } from './errors.js';
-import { StoreError } from '../core/store-errors.js';
+import { LeaseLostError, StoreError } from '../core/store-errors.js';
 import { createFrameEncoder } from './frame-encoder.js';
 import { cancelRun, chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
@@ -103,7 +103,9 @@ export function createServer(options: ServerOptions): StepwiseServer {
   // runtime it joins does, and is asked only once runs start.
   let joined: ClusterRuntime | undefined;
   const ownership: RunOwnership = { claim: (convId) => (joined ? joined.ownership.claim(convId) : Promise.resolve(true)) };
-  const local = createStepwise({ ...(options.onError ? { onFrameError: options.onError } : {}), ...options.runtime, middlewares, ownership });
+  // A frame refused by the fence is no error of this server's: its run already stopped here (the cluster logs it).
+  const onFrameError = options.onError && ((error: unknown) => void (error instanceof LeaseLostError || options.onError?.(error)));
+  const local = createStepwise({ ...(onFrameError ? { onFrameError } : {}), ...options.runtime, middlewares, ownership });
   joined = options.cluster ? joinCluster(local, options.cluster) : undefined;
   const stepwise = joined?.stepwise ?? local;
   // Subscribed before any client, so it sees every committed frame first and in hub order.
