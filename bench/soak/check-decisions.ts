@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AuditRow, Collected, Frame } from './collect.js';
 import { DENIED, INTERRUPTED } from './fixtures.js';
+import { clock } from './http.js';
 import { hadAmbiguousAttempt, type Decision } from './operators.js';
 import type { Violation } from './types.js';
 
@@ -16,8 +17,8 @@ export interface DecisionFindings {
 export interface DecisionCheckInput {
   readonly decisions: readonly Decision[];
   readonly collected: ReadonlyMap<string, Collected>;
-  /** Pause ids the service still lists as pending at the end; undefined when it could not say. */
-  readonly pendingAtEnd: ReadonlySet<string> | undefined;
+  /** Pause id -> the instances that still list it as pending at the end. */
+  readonly pendingAtEnd: ReadonlyMap<string, readonly number[]>;
   /** Whether a fault ran (a kill, a Redis outage): only then may a call be `interrupted`. */
   readonly faults: boolean;
 }
@@ -43,14 +44,14 @@ export function checkDecisions(input: DecisionCheckInput): DecisionFindings {
       const problems = whatWentWrong(ack, input);
       if (problems.length > 0) violations.push({ kind: 'decision_lost', conv_id: convId, pause_id: pauseId, detail: `${describeAttempt(ack)}: ${problems.join('; ')}` });
     }
-    for (const decision of decisions) {
-      if (decision.result === 'refused') {
-        if (acks.length > 0) racesLost += 1;
-        else if (hadAmbiguousAttempt(decision)) ambiguous += 1;
-        else violations.push({ kind: 'unexpected_reply', conv_id: convId, pause_id: pauseId, detail: `409 pause_resolved (${JSON.stringify(lastBody(decision)?.error?.details ?? {})}) though no operator had a 200 for it: ${describeAttempt(decision)}` });
-      } else if (decision.result === 'unexpected') {
-        violations.push({ kind: 'unexpected_reply', conv_id: convId, pause_id: pauseId, detail: describeAttempt(decision) });
-      }
+    for (const decision of decisions.filter((d) => d.result === 'refused')) {
+      if (acks.length > 0) racesLost += 1;
+      else if (hadAmbiguousAttempt(decision)) ambiguous += 1;
+      else violations.push({ kind: 'unexpected_reply', conv_id: convId, pause_id: pauseId, detail: `409 pause_resolved (${JSON.stringify(lastBody(decision)?.error?.details ?? {})}) though no operator had a 200 for it: ${describeAttempt(decision)}` });
+    }
+    // One line per pause, however often it was handed out again after an unexpected answer.
+    if (decisions.some((d) => d.result === 'unexpected')) {
+      violations.push({ kind: 'unexpected_reply', conv_id: convId, pause_id: pauseId, detail: decisions.map((d) => `${d.result}: ${describeAttempt(d)}`).join('; ') });
     }
   }
   return { violations, racesLost, ambiguous };
@@ -59,7 +60,8 @@ export function checkDecisions(input: DecisionCheckInput): DecisionFindings {
 function whatWentWrong(ack: Decision, input: DecisionCheckInput): string[] {
   const { pause, body } = ack;
   const problems: string[] = [];
-  if (input.pendingAtEnd?.has(pause.pause_id)) problems.push('still pending at the end');
+  const listedBy = input.pendingAtEnd.get(pause.pause_id);
+  if (listedBy) problems.push(`still pending at the end (listed by instance ${listedBy.join(', ')})`);
   const collected = input.collected.get(pause.conv_id);
   problems.push(...auditProblems(ack, collected?.audit));
   const frames = collected?.frames;
@@ -110,14 +112,16 @@ function toolProblems(ack: Decision, frames: readonly Frame[], faults: boolean):
   return problems;
 }
 
-/** One line for an operator's attempt: action, where it went, what came back. */
+/**
+ * One line for an operator's attempt: action, each exchange (instance, time sent, answer), and the
+ * owner as the harness knew it, e.g. `continue (after_tools; owner 0): instance 2 at 17:52:53.950 -> 503 owner_unavailable, instance 1 at 17:52:54.010 -> 200`.
+ */
 export function describeAttempt(decision: Decision): string {
   const { body, attempts } = decision;
-  const last = attempts.at(-1);
   const what = body.action === 'deny' && body.tool_call_ids ? `deny ${body.tool_call_ids.join(',')}` : body.action;
-  const answer = last?.status !== undefined ? `${last.status}${last.body?.error ? ` ${last.body.error.code}` : ''}` : `no answer (${last?.failure})`;
-  const before = attempts.length > 1 ? ` after ${attempts.slice(0, -1).map((a) => (a.status ? `${a.status} ${a.body?.error?.code ?? ''}`.trim() : a.failure)).join(', ')}` : '';
-  return `${what} (${decision.pause.phase}) sent to instance ${last?.instance}, answered ${answer}${before}`;
+  const owner = decision.ownerAtSend ?? 'unknown';
+  const exchanges = attempts.map((a) => `instance ${a.instance} at ${clock(a.at)} -> ${a.status !== undefined ? `${a.status}${a.body?.error ? ` ${a.body.error.code}` : ''}` : `no answer (${a.failure})`}`);
+  return `${what} (${decision.pause.phase}; owner ${owner}): ${exchanges.join(', ')}`;
 }
 
 const lastBody = (decision: Decision): any => decision.attempts.at(-1)?.body;

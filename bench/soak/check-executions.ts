@@ -13,7 +13,7 @@ import type { Violation } from './types.js';
  * call that ended `interrupted` with the same call id and arguments (the run was cut while it ran),
  * and every one beyond that ran a call a second time (or ran a denied one).
  */
-export function checkExecutions(executions: readonly Execution[], collected: ReadonlyMap<string, Collected>): Violation[] {
+export function checkExecutions(executions: readonly Execution[], collected: ReadonlyMap<string, Collected>, origin: Origin): Violation[] {
   const resultOf = execIndex(collected);
   const perCall = new Map<string, Execution[]>();
   const untied: Execution[] = [];
@@ -28,8 +28,17 @@ export function checkExecutions(executions: readonly Execution[], collected: Rea
     const [conv_id, callId] = key.split(' ') as [string, string];
     violations.push({ kind: 'executed_twice', conv_id, detail: `${ADD} ${callId} executed ${runs.length} times: ${runs.map(describe).join('; ')}` });
   }
-  violations.push(...unaccounted(untied, collected, perCall));
+  violations.push(...unaccounted(untied, collected, perCall, origin));
   return violations;
+}
+
+/** Where runs started and which PIDs each instance had: to name the conversations an untied execution may belong to. */
+export interface Origin {
+  /** The instances that owned a conversation at some point: started there, or took it over. */
+  readonly ownedBy: (convId: string) => ReadonlySet<number>;
+  readonly pids: readonly (readonly number[])[];
+  /** `<conv_id> <tool_call_id>` -> when an operator first sent the decision that got a 200 for that call's pause. */
+  readonly decidedAt: ReadonlyMap<string, number>;
 }
 
 /** exec id -> the conversation whose `tool.result` carries it. */
@@ -51,20 +60,44 @@ function convNamedIn(args: Record<string, unknown>): string | undefined {
 }
 
 /** Untied executions per (call id, arguments), against the interrupted calls that may explain them. */
-function unaccounted(untied: readonly Execution[], collected: ReadonlyMap<string, Collected>, tied: ReadonlyMap<string, Execution[]>): Violation[] {
+function unaccounted(untied: readonly Execution[], collected: ReadonlyMap<string, Collected>, tied: ReadonlyMap<string, Execution[]>, origin: Origin): Violation[] {
   const interrupted = interruptedCalls(collected, tied);
   const violations: Violation[] = [];
   for (const [key, executions] of groupBy(untied, (e) => `${e.tool_call_id} ${canonical(e.args)}`)) {
     const explained = interrupted.get(key) ?? [];
     if (executions.length <= explained.length) continue;
     const convs = explained.length > 0 ? `interrupted calls: ${explained.join(', ')}` : 'no call was interrupted';
+    const suspects = [...new Set(executions.flatMap((execution) => suspectsOf(execution, collected, origin)))];
     violations.push({
       kind: 'executed_twice',
-      detail: `${executions.length - explained.length} execution(s) of ${ADD} ${key} whose result no conversation kept (${convs}): ${executions.map(describe).join('; ')}`,
+      ...(suspects.length === 1 ? { conv_id: suspects[0] } : {}),
+      detail:
+        `${executions.length - explained.length} execution(s) of ${ADD} ${key} whose result no conversation kept (${convs}): ${executions.map(describe).join('; ')}; ` +
+        `suspects (runs that process's instance owned, decided in the 10 s before, whose ${executions[0]?.tool_call_id} result is missing or from another process): ${suspects.join(', ') || 'none'}`,
     });
   }
   return violations;
 }
+
+/**
+ * The likely owners of an execution no result carries: runs that instance owned at some point (started
+ * there or taken over), whose call was decided shortly before it ran, and whose result for that call is
+ * missing or came from another process (the call ran again after a takeover).
+ */
+function suspectsOf(execution: Execution, collected: ReadonlyMap<string, Collected>, origin: Origin): string[] {
+  const instance = origin.pids.findIndex((pids) => pids.includes(execution.pid));
+  const suspects: string[] = [];
+  for (const { conv_id, frames } of collected.values()) {
+    const decided = origin.decidedAt.get(`${conv_id} ${execution.tool_call_id}`);
+    if (!origin.ownedBy(conv_id).has(instance) || decided === undefined || decided > execution.at || decided < execution.at - SUSPECT_WINDOW_MS) continue;
+    const exec = frames?.find((frame) => frame.type === 'tool.result' && frame.id === execution.tool_call_id)?.result?.exec;
+    if (typeof exec !== 'string' || !exec.startsWith(`${execution.pid}-`)) suspects.push(conv_id);
+  }
+  return suspects;
+}
+
+/** How long before an execution its decision may have been sent, for it to be a suspect. */
+const SUSPECT_WINDOW_MS = 10_000;
 
 /** (call id, arguments) -> conversations whose call of that id ended `interrupted` with no execution tied to it. */
 function interruptedCalls(collected: ReadonlyMap<string, Collected>, tied: ReadonlyMap<string, Execution[]>): Map<string, string[]> {

@@ -1,5 +1,6 @@
 import { groupBy, short } from './check-decisions.js';
 import type { Collected, Frame } from './collect.js';
+import { clock } from './http.js';
 import type { Observer } from './observers.js';
 import type { Decision } from './operators.js';
 import type { Violation } from './types.js';
@@ -92,9 +93,10 @@ export function checkObservers(observers: readonly Observer[], collected: Readon
     const ended = stored.some((frame) => frame.type === 'run.end');
     const reached = observer.frames.at(-1)?.seq ?? 0;
     const lastStored = stored.at(-1)?.seq ?? 0;
-    if (ended && reached < lastStored) issues.push(`stopped at seq ${reached} of ${lastStored} (${observer.connections} connection(s))`);
+    if (ended && reached < lastStored) issues.push(`stopped at seq ${reached} of ${lastStored}`);
     if (issues.length > 0) {
-      const shown = issues.slice(0, 5).join('; ') + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
+      const via = observer.connections.map((c) => `instance ${c.instance} from seq ${c.since_seq} at ${clock(c.at)}`).join(', ');
+      const shown = `${issues.slice(0, 5).join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''} (connected to ${via}; /hydrate from instance ${collected.get(observer.conv_id)?.from})`;
       violations.push({ kind: 'observer_stream', conv_id: observer.conv_id, detail: shown });
     }
   }

@@ -1,4 +1,4 @@
-import { sendRetrying, type Outcome } from './http.js';
+import { send, sendRetrying, type Outcome } from './http.js';
 import type { ListedPause } from './operators.js';
 import type { Service } from './service.js';
 
@@ -22,6 +22,8 @@ export interface Collected {
   readonly frames: readonly Frame[] | undefined;
   readonly last_seq: number | undefined;
   readonly audit: readonly AuditRow[] | undefined;
+  /** The instance whose `/hydrate` answered (its last page). */
+  readonly from: number | undefined;
   /** Why a read failed, for the report. */
   readonly errors: readonly string[];
 }
@@ -53,16 +55,17 @@ async function collectOne(config: CollectConfig, convId: string): Promise<Collec
 }
 
 /** `/hydrate` pages until its last frame reaches `last_seq` (docs/protocol.md, "HTTP routes"). */
-async function hydrate(config: CollectConfig, convId: string, errors: string[]): Promise<{ frames: Frame[] | undefined; last_seq: number | undefined }> {
+async function hydrate(config: CollectConfig, convId: string, errors: string[]): Promise<{ frames: Frame[] | undefined; last_seq: number | undefined; from: number | undefined }> {
   const frames: Frame[] = [];
   for (let since = 0; ; ) {
-    const page = await read(config, `/hydrate?conv_id=${convId}&since_seq=${since}`, errors);
-    if (!page) return { frames: undefined, last_seq: undefined };
+    const answered: { instance?: number } = {};
+    const page = await read(config, `/hydrate?conv_id=${convId}&since_seq=${since}`, errors, answered);
+    if (!page) return { frames: undefined, last_seq: undefined, from: undefined };
     const got = (page.frames as unknown[]).map(unwrap);
     frames.push(...got);
     const lastSeq = page.last_seq as number;
     const reached = got.at(-1)?.seq ?? since;
-    if (got.length === 0 || reached >= lastSeq) return { frames, last_seq: lastSeq };
+    if (got.length === 0 || reached >= lastSeq) return { frames, last_seq: lastSeq, from: answered.instance };
     since = reached;
   }
 }
@@ -74,6 +77,21 @@ export async function pendingPauses(config: CollectConfig): Promise<ListedPause[
   return listed?.pauses as ListedPause[] | undefined;
 }
 
+/**
+ * Pause id -> the instances that list it as pending, asking every live instance: an instance that
+ * still lists a pause the others resolved is worth knowing when a decision looks lost.
+ */
+export async function pendingEverywhere(config: CollectConfig): Promise<Map<string, number[]>> {
+  const listed = new Map<string, number[]>();
+  for (const instance of config.service.instances.filter((i) => config.service.isAlive(i.index))) {
+    const outcome = await send(instance, 'GET', '/debug/pauses');
+    for (const pause of outcome.status === 200 ? (outcome.body.pauses as ListedPause[]) : []) {
+      listed.set(pause.pause_id, [...(listed.get(pause.pause_id) ?? []), instance.index]);
+    }
+  }
+  return listed;
+}
+
 /** The conversations the service says still have a run going; undefined when it could not say. */
 export async function runningConversations(config: CollectConfig): Promise<Set<string> | undefined> {
   const listed = await read(config, '/conversations', []);
@@ -81,9 +99,10 @@ export async function runningConversations(config: CollectConfig): Promise<Set<s
   return new Set((listed.conversations as { conv_id: string; running: boolean }[]).filter((c) => c.running).map((c) => c.conv_id));
 }
 
-async function read(config: CollectConfig, path: string, errors: string[]): Promise<any> {
+async function read(config: CollectConfig, path: string, errors: string[], answered: { instance?: number } = {}): Promise<any> {
   const attempts = await sendRetrying(config.service, 'GET', path, undefined, { budgetMs: READ_BUDGET_MS, onRetry: config.onRetry });
   const last = attempts.at(-1) as Outcome;
+  answered.instance = last.instance;
   if (last.status === 200) return last.body;
   errors.push(`GET ${path} on instance ${last.instance}: ${last.status ?? last.failure} ${JSON.stringify(last.body?.error ?? '')}`);
   return undefined;

@@ -3,6 +3,8 @@ import type { Instance, Service } from './service.js';
 /** One HTTP exchange with one instance: its answer, or why there was none. */
 export interface Outcome {
   readonly instance: number;
+  /** When it was sent (epoch ms), to line it up with the servers' logs. */
+  readonly at: number;
   readonly ms: number;
   /** Absent when no answer came (refused, reset, timed out). */
   readonly status?: number;
@@ -17,6 +19,7 @@ export interface Outcome {
 const REQUEST_TIMEOUT_MS = 10_000;
 
 export async function send(instance: Instance, method: string, path: string, body?: unknown): Promise<Outcome> {
+  const at = Date.now();
   const start = performance.now();
   const elapsed = (): number => performance.now() - start;
   try {
@@ -30,13 +33,14 @@ export async function send(instance: Instance, method: string, path: string, bod
     const retryAfter = Number(reply.headers.get('retry-after'));
     return {
       instance: instance.index,
+      at,
       ms: elapsed(),
       status: reply.status,
       body: parseJson(text),
       ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
     };
   } catch (error) {
-    return { instance: instance.index, ms: elapsed(), failure: failureOf(error) };
+    return { instance: instance.index, at, ms: elapsed(), failure: failureOf(error) };
   }
 }
 
@@ -85,6 +89,9 @@ export async function sendRetrying(service: Service, method: string, path: strin
     await sleep(outcome.retryAfterMs ?? Math.min(1000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2));
   }
 }
+
+/** A time of day with milliseconds, as the servers' log lines in the kept dir have it (UTC). */
+export const clock = (at: number): string => new Date(at).toISOString().slice(11, 23);
 
 export const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 

@@ -5,7 +5,7 @@ import { median, percentile } from '../bench-entry.js';
 import { checkDecisions } from './check-decisions.js';
 import { checkExecutions } from './check-executions.js';
 import { checkObservers, checkRuns, type PlannedRun } from './check-runs.js';
-import { collect, pendingPauses, runningConversations, type Collected } from './collect.js';
+import { collect, pendingEverywhere, pendingPauses, runningConversations, type Collected } from './collect.js';
 import { driveFaults, summariseFailover, type FaultResults } from './faults.js';
 import { readExecutions, writeFixtures } from './fixtures.js';
 import { sendRetrying, sleep } from './http.js';
@@ -54,14 +54,14 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     faults.done();
     const faultResults = await faults.finished;
     o.log(`soak: operators stopped after ${ops.acknowledgedCount()} decisions; reading every log`);
-    const pending = await pendingPauses({ service, onRetry });
+    const pending = await pendingEverywhere({ service, onRetry });
     const collected = await collect({ service, onRetry }, started.map((run) => run.conv_id));
     await waitForObservers(observers, collected);
     const violations = [
       ...refused,
-      ...check(o, started, collected, ops.decisions, observers, fixtures.toolLog),
+      ...check(o, started, collected, ops.decisions, observers, fixtures.toolLog, service),
     ];
-    const findings = checkDecisions({ decisions: ops.decisions, collected, pendingAtEnd: pending && new Set(pending.map((p) => p.pause_id)), faults: o.kill || o.redisRestart });
+    const findings = checkDecisions({ decisions: ops.decisions, collected, pendingAtEnd: pending, faults: o.kill || o.redisRestart });
     violations.push(...findings.violations);
     return {
       runs: started.length,
@@ -73,6 +73,11 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       races_lost: findings.racesLost,
       ambiguous_retries: findings.ambiguous,
       retried,
+      observed: {
+        observers: observers.length,
+        frames: observers.reduce((sum, observer) => sum + observer.frames.length, 0),
+        connections: observers.reduce((sum, observer) => sum + observer.connections.length, 0),
+      },
       latency: latencies(ops.decisions),
       ...(faultResults.failover ? { failover: summariseFailover(service, faultResults.failover) } : {}),
       ...(faultResults.redisDownMs !== undefined ? { redis_down_ms: faultResults.redisDownMs } : {}),
@@ -157,6 +162,8 @@ async function waitForTheEnd(
 ): Promise<string | undefined> {
   let faultsOver = false;
   void faults.finished.then(() => (faultsOver = true));
+  // Instances may disagree on `running` (a stale local session): only a new low counts as progress.
+  let lowest = runs.length;
   let open = runs.length;
   for (;;) {
     await sleep(500);
@@ -164,8 +171,11 @@ async function waitForTheEnd(
     if (Date.now() > startedAt + o.timeoutMs) return `the time bound (${o.timeoutMs} ms)`;
     const running = await runningConversations({ service, onRetry });
     const stillOpen = running ? runs.filter((run) => running.has(run.conv_id)).length : open;
-    if (stillOpen < open) ops.touch();
-    if (stillOpen !== open) o.log(`soak: ${stillOpen} runs open, ${ops.acknowledgedCount()} decisions`);
+    if (stillOpen < lowest) {
+      lowest = stillOpen;
+      ops.touch();
+      o.log(`soak: ${stillOpen} runs open, ${ops.acknowledgedCount()} decisions`);
+    }
     open = stillOpen;
     if (open === 0 && faultsOver) return undefined;
     if (faultsOver && ops.idle() && Date.now() - ops.lastProgress() > o.runEndTimeoutMs) return undefined;
@@ -189,10 +199,29 @@ function check(
   decisions: readonly Decision[],
   observers: readonly Observer[],
   toolLog: string,
+  service: Service,
 ): Violation[] {
   const { executions, unreadable } = readExecutions(toolLog);
   if (unreadable > 0) o.log(`soak: ${unreadable} torn line(s) in the tools' log`);
-  return [...checkRuns(runs, collected, decisions), ...checkObservers(observers, collected), ...checkExecutions(executions, collected)];
+  const startedOn = new Map(runs.map((run) => [run.conv_id, run.instance]));
+  const ownedBy = (convId: string): Set<number> =>
+    new Set([startedOn.get(convId) ?? -1, ...service.takeovers.filter((t) => t.conv_id === convId).map((t) => t.instance)]);
+  const origin = { ownedBy, pids: service.pids, decidedAt: decisionTimes(decisions) };
+  return [...checkRuns(runs, collected, decisions), ...checkObservers(observers, collected), ...checkExecutions(executions, collected, origin)];
+}
+
+/** `<conv_id> <tool_call_id>` -> the first send of a decision acknowledged for the pause of that call. */
+function decisionTimes(decisions: readonly Decision[]): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const decision of decisions) {
+    const sent = decision.attempts[0]?.at;
+    if (decision.result !== 'acknowledged' || sent === undefined) continue;
+    for (const call of decision.pause.tool_calls ?? []) {
+      const key = `${decision.pause.conv_id} ${call.id}`;
+      times.set(key, Math.min(times.get(key) ?? Infinity, sent));
+    }
+  }
+  return times;
 }
 
 function countPauses(ops: Operators, collected: ReadonlyMap<string, Collected>): number {

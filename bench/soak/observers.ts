@@ -13,8 +13,8 @@ export interface Observer {
   readonly frames: SeenFrame[];
   /** Gaps and duplicates, as they arrived. */
   readonly issues: string[];
-  /** Connections made (the first, one planned hop, reconnections after a close). */
-  connections: number;
+  /** Connections made (the first, one planned hop, reconnections after a close): where, from which seq, when. */
+  readonly connections: { readonly instance: number; readonly since_seq: number; readonly at: number }[];
   ended: boolean;
 }
 
@@ -26,7 +26,7 @@ export interface Observer {
  * promises no gap and no duplicate across such reconnections. It stops at `run.end`.
  */
 export function follow(service: Service, convId: string): Observer & { stop(): void } {
-  const observer: Observer = { conv_id: convId, frames: [], issues: [], connections: 0, ended: false };
+  const observer: Observer = { conv_id: convId, frames: [], issues: [], connections: [], ended: false };
   let last = 0;
   let hopped = false;
   let stopped = false;
@@ -63,10 +63,17 @@ export function follow(service: Service, convId: string): Observer & { stop(): v
   const connect = (): void => {
     close();
     if (stopped || observer.ended) return;
-    const instance = service.pick(service.owners.get(convId));
+    let instance: ReturnType<Service['pick']>;
+    try {
+      // Not the owner, and on a hop not the instance it was on (when a third one is alive).
+      instance = service.pick(service.owners.get(convId), observer.connections.at(-1)?.instance);
+    } catch {
+      setTimeout(connect, 200);
+      return;
+    }
     const socket = new WebSocket(`${instance.wsBase}/ws?conv_id=${encodeURIComponent(convId)}&since_seq=${last}`);
     current = socket;
-    observer.connections += 1;
+    observer.connections.push({ instance: instance.index, since_seq: last, at: Date.now() });
     socket.on('message', (data) => {
       const event = (JSON.parse(String(data)) as { event?: { type: string; id: string; seq?: number } }).event;
       if (event && typeof event.seq === 'number') receive({ seq: event.seq, type: event.type, id: event.id });

@@ -10,7 +10,7 @@ export const KIND_LABELS: Readonly<Record<ViolationKind, string>> = {
   run_ended_otherwise: 'runs ended otherwise (status, several run.end)',
   observer_stream: 'observer streams with a gap/duplicate/difference from /hydrate',
   stored_log: 'stored logs with a gap/duplicate (/hydrate)',
-  unexpected_reply: 'unexpected replies (not 200, retryable 503 or a lost race)',
+  unexpected_reply: 'pauses or runs with an unexpected reply (not 200, 503 retried, a lost race)',
 };
 
 export const VIOLATION_KINDS = Object.keys(KIND_LABELS) as ViolationKind[];
@@ -24,6 +24,7 @@ export function formatReport(report: SoakReport, perKind = 50): string {
     ['races lost (409 after another 200)', String(report.races_lost)],
     ['409 after an own unanswered attempt', String(report.ambiguous_retries)],
     ['retried', formatCounts(report.retried)],
+    ['WebSocket observers', `${report.observed.observers}, ${report.observed.frames} frames, ${report.observed.connections} connections`],
     ...VIOLATION_KINDS.map((kind): [string, string] => [KIND_LABELS[kind], mark(report.counts[kind])]),
     ['continue latency, forwarded', formatLatency(report.latency.forwarded)],
     ['continue latency, at the owner', formatLatency(report.latency.at_owner)],

@@ -35,8 +35,10 @@ export interface Service {
   /** Lines the instances wrote to stderr. */
   stderrLines(): number;
   isAlive(index: number): boolean;
-  /** A live instance at random, other than `except` when another is alive. */
-  pick(except?: number): Instance;
+  /** A live instance at random, none of `except` when another is alive. */
+  pick(...except: (number | undefined)[]): Instance;
+  /** The PIDs each instance ran as (a restart adds one), to tie a tool's log line to an instance. */
+  readonly pids: readonly number[][];
   /** SIGKILL by PID; resolves once the process is gone. */
   kill(index: number): Promise<void>;
   /** Starts a killed instance again with the same flags (a new port). */
@@ -76,8 +78,10 @@ export async function startService(config: ServiceConfig): Promise<Service> {
     takeovers.push({ at: Date.now(), instance: index, conv_id: convId });
     owners.set(convId, index);
   };
+  const pids: number[][] = Array.from({ length: config.instances }, () => []);
   const launch = async (index: number): Promise<CliServer> => {
     const server = await startCli(flags);
+    if (server.process.pid !== undefined) pids[index]?.push(server.process.pid);
     const logTo = (stream: Readable | null, name: string, each: (line: string) => void): void =>
       followLines(stream, (line) => {
         appendFileSync(join(config.dir, `instance-${index}.${name}.log`), `${new Date().toISOString()} ${line}\n`);
@@ -90,13 +94,17 @@ export async function startService(config: ServiceConfig): Promise<Service> {
   };
 
   const instances: Instance[] = [];
-  try {
-    const servers = await Promise.all(Array.from({ length: config.instances }, (_, index) => launch(index)));
-    servers.forEach((server, index) => instances.push({ index, server, base: server.base, wsBase: server.wsBase }));
-  } catch (error) {
+  const launched = await Promise.allSettled(Array.from({ length: config.instances }, (_, index) => launch(index)));
+  const failed = launched.find((result) => result.status === 'rejected');
+  if (failed) {
+    for (const result of launched) if (result.status === 'fulfilled') await result.value.stop('SIGKILL');
     await redis.remove();
-    throw error;
+    throw failed.reason;
   }
+  launched.forEach((result, index) => {
+    const server = (result as PromiseFulfilledResult<CliServer>).value;
+    instances.push({ index, server, base: server.base, wsBase: server.wsBase });
+  });
 
   const live = (): Instance[] => instances.filter((instance) => instance.server !== undefined);
   return {
@@ -106,14 +114,16 @@ export async function startService(config: ServiceConfig): Promise<Service> {
     takeovers,
     stderrLines: () => stderrLines,
     isAlive: (index) => instances[index]?.server !== undefined,
-    pick: (except) => {
+    pids,
+    pick: (...except) => {
       const candidates = live();
-      const others = candidates.filter((instance) => instance.index !== except);
-      const from = others.length > 0 ? others : candidates;
-      const chosen = from[Math.floor(config.rng() * from.length)];
+      // The exclusions are in order of importance: the last ones are given up first when nothing else is alive.
+      for (let kept = except.length; kept >= 0; kept -= 1) {
+        const others = candidates.filter((instance) => !except.slice(0, kept).includes(instance.index));
+        if (others.length > 0) return others[Math.floor(config.rng() * others.length)] as Instance;
+      }
       // Every instance dead at once never happens in a soak (one kill at a time); say so if it does.
-      if (!chosen) throw new Error('soak: no live instance');
-      return chosen;
+      throw new Error('soak: no live instance');
     },
     kill: async (index) => {
       const instance = instances[index] as Instance;

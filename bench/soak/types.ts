@@ -93,6 +93,8 @@ export interface SoakReport {
   readonly ambiguous_retries: number;
   /** Retried answers by cause (`503 store_unavailable`, `connection refused`, …). */
   readonly retried: Readonly<Record<string, number>>;
+  /** WebSocket observers, the sequenced frames they got, and their connections (first, hop, reconnections). */
+  readonly observed: { readonly observers: number; readonly frames: number; readonly connections: number };
   /** POST /debug/continue round trips answered 200 at the first attempt, by where they were sent. */
   readonly latency: { readonly forwarded: LatencySummary; readonly at_owner: LatencySummary };
   readonly failover?: FailoverSummary;
