@@ -31,8 +31,8 @@ export function checkRuns(runs: readonly PlannedRun[], collected: ReadonlyMap<st
       violations.push({ kind: 'stored_log', conv_id, detail: `could not be read: ${log?.errors.join('; ')}` });
       continue;
     }
-    const sequence = sequenceProblem(log.frames, log.last_seq);
-    if (sequence) violations.push({ kind: 'stored_log', conv_id, detail: sequence });
+    const sequence = sequenceProblem(log.frames, log.last_seq) ?? messageIdProblem(log.frames);
+    if (sequence) violations.push({ kind: 'stored_log', conv_id, detail: `${sequence} (/hydrate from instance ${log.from})` });
     for (const [pauseId, resumes] of groupBy(log.frames.filter((f) => f.type === 'debugger.resume'), (f) => f.id)) {
       if (resumes.length > 1) {
         violations.push({ kind: 'resolved_twice', conv_id, pause_id: pauseId, detail: `debugger.resume at ${resumes.map((f) => `seq ${f.seq} (${f.reason} by ${f.by})`).join(', ')}` });
@@ -55,6 +55,28 @@ function sequenceProblem(frames: readonly Frame[], lastSeq: number | undefined):
     if (seq !== i + 1) return `/hydrate frame #${i + 1} has seq ${seq} (${frames[i]?.type}), expected ${i + 1}`;
   }
   return frames.length === lastSeq ? undefined : `/hydrate returned ${frames.length} frames, last_seq ${lastSeq}`;
+}
+
+/**
+ * The first `llm.start` whose id breaks "`<inference_id>:<n>`, the run's n-th inference" (docs/protocol.md,
+ * "What was sent to the model"): n starts at 1 and goes up by one; it may stay only after a `log` frame
+ * of that run (a run resumed after a takeover sends its inference again as the same message).
+ */
+export function messageIdProblem(frames: readonly Pick<Frame, 'seq' | 'type' | 'id'>[]): string | undefined {
+  const last = new Map<string, number>();
+  const resumed = new Set<string>();
+  for (const frame of frames) {
+    if (frame.type === 'log') resumed.add(frame.id.split(':')[1] ?? '');
+    if (frame.type !== 'llm.start') continue;
+    const cut = frame.id.lastIndexOf(':');
+    const [inferenceId, n] = [frame.id.slice(0, cut), Number(frame.id.slice(cut + 1))];
+    const before = last.get(inferenceId) ?? 0;
+    const allowed = resumed.has(inferenceId) ? [before, before + 1] : [before + 1];
+    if (!allowed.includes(n)) return `llm.start at seq ${frame.seq} is ${frame.id}, after message ${before} of that run`;
+    last.set(inferenceId, n);
+    resumed.delete(inferenceId);
+  }
+  return undefined;
 }
 
 /** The pause a run waits at, when its log ends in one. */
@@ -83,7 +105,9 @@ export function checkObservers(observers: readonly Observer[], collected: Readon
   for (const observer of observers) {
     const stored = collected.get(observer.conv_id)?.frames;
     if (!stored) continue;
-    const issues = [...observer.issues];
+    // Which side numbers model messages wrongly, when they differ: first, so it is not cut off.
+    const wrongIds = messageIdProblem(observer.frames);
+    const issues = [...(wrongIds ? [`observer: ${wrongIds}`] : []), ...observer.issues];
     const bySeq = new Map(stored.map((frame) => [frame.seq, frame]));
     for (const frame of observer.frames) {
       const same = bySeq.get(frame.seq);
