@@ -73,7 +73,7 @@ function unaccounted(untied: readonly Execution[], collected: ReadonlyMap<string
       ...(suspects.length === 1 ? { conv_id: suspects[0] } : {}),
       detail:
         `${executions.length - explained.length} execution(s) of ${ADD} ${key} whose result no conversation kept (${convs}): ${executions.map(describe).join('; ')}; ` +
-        `suspects (runs that process's instance owned, decided in the 10 s before, whose ${executions[0]?.tool_call_id} result is missing or from another process): ${suspects.join(', ') || 'none'}`,
+        `suspects (runs that process's instance owned, decided in the ${SUSPECT_WINDOW_MS} ms before, whose ${executions[0]?.tool_call_id} result is missing or from another process): ${listed(suspects)}`,
     });
   }
   return violations;
@@ -97,7 +97,10 @@ function suspectsOf(execution: Execution, collected: ReadonlyMap<string, Collect
 }
 
 /** How long before an execution its decision may have been sent, for it to be a suspect. */
-const SUSPECT_WINDOW_MS = 10_000;
+const SUSPECT_WINDOW_MS = 2000;
+
+const listed = (convIds: readonly string[]): string =>
+  convIds.length === 0 ? 'none' : convIds.length <= 10 ? convIds.join(', ') : `${convIds.slice(0, 10).join(', ')} and ${convIds.length - 10} more`;
 
 /** (call id, arguments) -> conversations whose call of that id ended `interrupted` with no execution tied to it. */
 function interruptedCalls(collected: ReadonlyMap<string, Collected>, tied: ReadonlyMap<string, Execution[]>): Map<string, string[]> {
