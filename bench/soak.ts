@@ -48,6 +48,7 @@ async function main(): Promise<void> {
   // Ctrl-C stops the soak early; its processes are still stopped by PID before the report.
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
+  process.once('SIGTERM', () => abort.abort());
   const report = await runSoak({ ...options, signal: abort.signal });
   console.log(formatReport(report, details));
   if (reportFile) writeFileSync(reportFile, JSON.stringify(report, null, 2));

@@ -24,7 +24,7 @@ export interface FaultResults {
 /** Share of the expected decisions after which each fault strikes. */
 const KILL_AT = 0.4;
 const REDIS_AT = 0.6;
-/** How long after the lease lapsed (lease + 1 s, SPEC §7) the killed instance stays down: long enough to see the others take over. */
+/** How long after the lease lapsed (`--lease-ms` plus 1 s, docs/protocol.md "Durability") the killed instance stays down: long enough to see the others take over. */
 const RESTART_SLACK_MS = 1500;
 
 /**

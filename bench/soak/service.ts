@@ -107,6 +107,18 @@ export async function startService(config: ServiceConfig): Promise<Service> {
   });
 
   const live = (): Instance[] => instances.filter((instance) => instance.server !== undefined);
+  // Should the harness itself die (an uncaught error, process.exit), its processes must not outlive it.
+  const killOnExit = (): void => {
+    for (const pid of [...instances.map((instance) => instance.server?.process.pid), redis.pid]) {
+      if (pid === undefined) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+  };
+  process.on('exit', killOnExit);
   return {
     redis,
     instances,
@@ -138,6 +150,7 @@ export async function startService(config: ServiceConfig): Promise<Service> {
       Object.assign(instance, { server, base: server.base, wsBase: server.wsBase });
     },
     stop: async () => {
+      process.off('exit', killOnExit);
       await Promise.all(instances.map(async (instance) => {
         const server = instance.server;
         instance.server = undefined;
