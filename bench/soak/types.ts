@@ -71,8 +71,9 @@ export interface FailoverSummary {
   readonly owned_runs: number;
   /** From the SIGKILL to the first `cluster: took over the run of …` line of another instance; null: none seen. */
   readonly first_takeover_ms: number | null;
-  /** From the SIGKILL to the last such line about a run the killed instance owned, within 30 s. */
+  /** From the SIGKILL to the last run the killed instance owned being taken over (first line per run, within 30 s). */
   readonly last_takeover_ms: number | null;
+  /** Runs of the killed instance that another instance said it took over. */
   readonly takeovers: number;
   /** From the SIGKILL to the restarted instance's ready line. */
   readonly restarted_after_ms: number;
