@@ -28,70 +28,105 @@ export { formatReport } from './report.js';
 export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const o = resolveSoakOptions(options);
   const startedAt = Date.now();
-  const rng = createRng(o.seed);
   const dir = mkdtempSync(join(tmpdir(), 'stepwise-soak-'));
   const retried: Record<string, number> = {};
   const onRetry = (cause: string): void => void (retried[cause] = (retried[cause] ?? 0) + 1);
+  const rng = createRng(o.seed);
   const fixtures = writeFixtures(dir, o.toolMs);
-  const service = await startService({ dir, fixtures, instances: o.instances, leaseMs: o.leaseMs, rng });
   const observers: (Observer & { stop(): void })[] = [];
-  o.log(`soak: ${o.runs} runs on ${o.instances} instances (redis ${service.redis.url}), seed ${o.seed}, dir ${dir}`);
+  let service: Service | undefined;
+  let ops: Operators | undefined;
   try {
-    const runs = planRuns(o);
-    const { started, refused } = await startRuns(service, runs, onRetry);
+    service = await startService({ dir, fixtures, instances: o.instances, leaseMs: o.leaseMs, rng });
+    o.log(`soak: ${o.runs} runs on ${o.instances} instances (redis ${service.redis.url}), seed ${o.seed}, dir ${dir}`);
+    const { started, refused } = await startRuns(service, planRuns(o), onRetry);
     o.log(`soak: ${started.length} runs started in ${Date.now() - startedAt} ms`);
-    observers.push(...pickObserved(started, o.observers).map((run) => follow(service, run.conv_id)));
+    observers.push(...pickObserved(started, o.observers).map((run) => follow(service as Service, run.conv_id)));
     const paused = await waitAllPaused(o, service, started, onRetry);
     o.log(`soak: ${paused} of ${started.length} runs paused after ${Date.now() - startedAt} ms; operators start`);
-    const ops = startOperators({ service, operators: o.operators, raceRate: o.raceRate, rng, onRetry, ...signalOf(o) });
+    ops = startOperators({ service, operators: o.operators, raceRate: o.raceRate, rng, onRetry, ...signalOf(o) });
     const faults = driveFaults({
       service, kill: o.kill, redisRestart: o.redisRestart, redisDownMs: o.redisDownMs, leaseMs: o.leaseMs,
       progress: ops.acknowledgedCount, expected: expectedPauses(started), log: o.log,
-      running: () => runningConversations({ service, onRetry }),
+      running: () => runningConversations({ service: service as Service, onRetry }),
     });
     const stoppedEarly = await waitForTheEnd(o, service, ops, started, faults, onRetry, startedAt);
     await ops.stop();
     faults.done();
     const faultResults = await faults.finished;
     o.log(`soak: operators stopped after ${ops.acknowledgedCount()} decisions; reading every log`);
-    const pending = await pendingEverywhere({ service, onRetry });
-    const collected = await collect({ service, onRetry }, started.map((run) => run.conv_id));
-    await waitForObservers(observers, collected);
-    const violations = [
-      ...refused,
-      ...check(o, started, collected, ops.decisions, observers, fixtures.toolLog, service),
-    ];
-    const findings = checkDecisions({ decisions: ops.decisions, collected, pendingAtEnd: pending, faults: o.kill || o.redisRestart });
-    violations.push(...findings.violations);
-    return {
+    const inspected = await inspect(o, service, { started, decisions: ops.decisions, observers, toolLog: fixtures.toolLog, onRetry });
+    const report: SoakReport = {
       runs: started.length,
       instances: o.instances,
       seed: o.seed,
       duration_ms: Date.now() - startedAt,
-      pauses_seen: countPauses(ops, collected),
+      pauses_seen: countPauses(ops, inspected.collected),
       decisions_acknowledged: ops.decisions.filter((d) => d.result === 'acknowledged').length,
-      races_lost: findings.racesLost,
-      ambiguous_retries: findings.ambiguous,
+      races_lost: inspected.racesLost,
+      ambiguous_retries: inspected.ambiguous,
       retried,
-      observed: {
-        observers: observers.length,
-        frames: observers.reduce((sum, observer) => sum + observer.frames.length, 0),
-        connections: observers.reduce((sum, observer) => sum + observer.connections.length, 0),
-      },
+      observed: observedTotals(observers),
       latency: latencies(ops.decisions),
       ...(faultResults.failover ? { failover: summariseFailover(service, faultResults.failover) } : {}),
       ...(faultResults.redisDownMs !== undefined ? { redis_down_ms: faultResults.redisDownMs } : {}),
       server_stderr_lines: service.stderrLines(),
-      counts: Object.fromEntries(VIOLATION_KINDS.map((kind) => [kind, violations.filter((v) => v.kind === kind).length])) as SoakReport['counts'],
-      violations,
+      ...countedViolations([...refused, ...inspected.violations]),
       ...(o.keepDir ? { dir } : {}),
       ...(stoppedEarly ? { stopped_early: stoppedEarly } : {}),
     };
+    return report;
   } finally {
+    await ops?.stop();
     for (const observer of observers) observer.stop();
-    await service.stop();
+    await service?.stop();
     if (!o.keepDir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface Inspected {
+  readonly collected: ReadonlyMap<string, Collected>;
+  readonly violations: readonly Violation[];
+  readonly racesLost: number;
+  readonly ambiguous: number;
+}
+
+/** Reads what the service says at the end (pending pauses, every log and audit trail) and checks it all. */
+async function inspect(
+  o: ResolvedSoakOptions,
+  service: Service,
+  soak: { started: readonly PlannedRun[]; decisions: readonly Decision[]; observers: readonly Observer[]; toolLog: string; onRetry: (cause: string) => void },
+): Promise<Inspected> {
+  const { started, decisions, observers, onRetry } = soak;
+  const pending = await pendingEverywhere({ service, onRetry });
+  const collected = await collect({ service, onRetry }, started.map((run) => run.conv_id));
+  await waitForObservers(observers, collected);
+  const { executions, unreadable } = readExecutions(soak.toolLog);
+  if (unreadable > 0) o.log(`soak: ${unreadable} torn line(s) in the tools' log`);
+  const startedOn = new Map(started.map((run) => [run.conv_id, run.instance]));
+  const ownedBy = (convId: string): Set<number> =>
+    new Set([startedOn.get(convId) ?? -1, ...service.takeovers.filter((t) => t.conv_id === convId).map((t) => t.instance)]);
+  const findings = checkDecisions({ decisions, collected, pendingAtEnd: pending, faults: o.kill || o.redisRestart });
+  const violations = [
+    ...findings.violations,
+    ...checkRuns(started, collected, decisions),
+    ...checkObservers(observers, collected),
+    ...checkExecutions(executions, collected, { ownedBy, pids: service.pids, decidedAt: decisionTimes(decisions) }),
+  ];
+  return { collected, violations, racesLost: findings.racesLost, ambiguous: findings.ambiguous };
+}
+
+function countedViolations(violations: readonly Violation[]): Pick<SoakReport, 'counts' | 'violations'> {
+  const counts = Object.fromEntries(VIOLATION_KINDS.map((kind) => [kind, violations.filter((v) => v.kind === kind).length]));
+  return { counts: counts as SoakReport['counts'], violations };
+}
+
+function observedTotals(observers: readonly Observer[]): SoakReport['observed'] {
+  return {
+    observers: observers.length,
+    frames: observers.reduce((sum, observer) => sum + observer.frames.length, 0),
+    connections: observers.reduce((sum, observer) => sum + observer.connections.length, 0),
+  };
 }
 
 /** Round-robin over the instances; every other run asks for tools once (`max_iterations: 1`), the others twice. */
@@ -190,24 +225,6 @@ async function waitForObservers(observers: readonly Observer[], collected: Reado
     return !observer.ended && frames.some((frame) => frame.type === 'run.end') && (observer.frames.at(-1)?.seq ?? 0) < (frames.at(-1)?.seq ?? 0);
   };
   while (Date.now() < end && observers.some(behind)) await sleep(100);
-}
-
-function check(
-  o: ResolvedSoakOptions,
-  runs: readonly PlannedRun[],
-  collected: ReadonlyMap<string, Collected>,
-  decisions: readonly Decision[],
-  observers: readonly Observer[],
-  toolLog: string,
-  service: Service,
-): Violation[] {
-  const { executions, unreadable } = readExecutions(toolLog);
-  if (unreadable > 0) o.log(`soak: ${unreadable} torn line(s) in the tools' log`);
-  const startedOn = new Map(runs.map((run) => [run.conv_id, run.instance]));
-  const ownedBy = (convId: string): Set<number> =>
-    new Set([startedOn.get(convId) ?? -1, ...service.takeovers.filter((t) => t.conv_id === convId).map((t) => t.instance)]);
-  const origin = { ownedBy, pids: service.pids, decidedAt: decisionTimes(decisions) };
-  return [...checkRuns(runs, collected, decisions), ...checkObservers(observers, collected), ...checkExecutions(executions, collected, origin)];
 }
 
 /** `<conv_id> <tool_call_id>` -> the first send of a decision acknowledged for the pause of that call. */

@@ -135,7 +135,9 @@ export function startOperators(config: OperatorsConfig) {
     return { pause, body, attempts, result, ownerAtSend };
   };
 
-  const running = [feed(), ...Array.from({ length: config.operators }, operator)];
+  // A bug of the harness itself (none is expected) is kept and thrown by `stop`, not left unhandled.
+  const failures: unknown[] = [];
+  const running = [feed(), ...Array.from({ length: config.operators }, operator)].map((loop) => loop.catch((error: unknown) => void failures.push(error)));
   return {
     pauses,
     decisions,
@@ -150,6 +152,7 @@ export function startOperators(config: OperatorsConfig) {
       queue.length = 0;
       for (const wake of wakers.splice(0)) wake();
       await Promise.all(running);
+      if (failures.length > 0) throw failures[0];
     },
   };
 }
