@@ -37,8 +37,8 @@ export interface Origin {
   /** The instances that owned a conversation at some point: started there, or took it over. */
   readonly ownedBy: (convId: string) => ReadonlySet<number>;
   readonly pids: readonly (readonly number[])[];
-  /** `<conv_id> <tool_call_id>` -> when an operator first sent the decision that got a 200 for that call's pause. */
-  readonly decidedAt: ReadonlyMap<string, number>;
+  /** `<conv_id> <tool_call_id>` -> from the first send of each 200 decision for that call's pause to a little after its answer. */
+  readonly decided: ReadonlyMap<string, readonly { readonly from: number; readonly to: number }[]>;
 }
 
 /** exec id -> the conversation whose `tool.result` carries it. */
@@ -73,7 +73,7 @@ function unaccounted(untied: readonly Execution[], collected: ReadonlyMap<string
       ...(suspects.length === 1 ? { conv_id: suspects[0] } : {}),
       detail:
         `${executions.length - explained.length} execution(s) of ${ADD} ${key} whose result no conversation kept (${convs}): ${executions.map(describe).join('; ')}; ` +
-        `suspects (runs that process's instance owned, decided in the ${SUSPECT_WINDOW_MS} ms before, whose ${executions[0]?.tool_call_id} result is missing or from another process): ${listed(suspects)}`,
+        `suspects (runs that process's instance owned, being decided when it ran, whose ${executions[0]?.tool_call_id} result is missing or from another process): ${listed(suspects)}`,
     });
   }
   return violations;
@@ -81,23 +81,23 @@ function unaccounted(untied: readonly Execution[], collected: ReadonlyMap<string
 
 /**
  * The likely owners of an execution no result carries: runs that instance owned at some point (started
- * there or taken over), whose call was decided shortly before it ran, and whose result for that call is
- * missing or came from another process (the call ran again after a takeover).
+ * there or taken over), whose call was being decided when it ran (from the decision's send to a second
+ * after its 200), and whose result for that call is missing or came from another process (the call ran
+ * again after a takeover).
  */
 function suspectsOf(execution: Execution, collected: ReadonlyMap<string, Collected>, origin: Origin): string[] {
   const instance = origin.pids.findIndex((pids) => pids.includes(execution.pid));
   const suspects: string[] = [];
   for (const { conv_id, frames } of collected.values()) {
-    const decided = origin.decidedAt.get(`${conv_id} ${execution.tool_call_id}`);
-    if (!origin.ownedBy(conv_id).has(instance) || decided === undefined || decided > execution.at || decided < execution.at - SUSPECT_WINDOW_MS) continue;
+    const windows = origin.decided.get(`${conv_id} ${execution.tool_call_id}`) ?? [];
+    const around = windows.some((window) => window.from <= execution.at && execution.at <= window.to);
+    if (!origin.ownedBy(conv_id).has(instance) || !around) continue;
     const exec = frames?.find((frame) => frame.type === 'tool.result' && frame.id === execution.tool_call_id)?.result?.exec;
     if (typeof exec !== 'string' || !exec.startsWith(`${execution.pid}-`)) suspects.push(conv_id);
   }
   return suspects;
 }
 
-/** How long before an execution its decision may have been sent, for it to be a suspect. */
-const SUSPECT_WINDOW_MS = 2000;
 
 const listed = (convIds: readonly string[]): string =>
   convIds.length === 0 ? 'none' : convIds.length <= 10 ? convIds.join(', ') : `${convIds.slice(0, 10).join(', ')} and ${convIds.length - 10} more`;

@@ -111,7 +111,7 @@ async function inspect(
     ...findings.violations,
     ...checkRuns(started, collected, decisions),
     ...checkObservers(observers, collected),
-    ...checkExecutions(executions, collected, { ownedBy, pids: service.pids, decidedAt: decisionTimes(decisions) }),
+    ...checkExecutions(executions, collected, { ownedBy, pids: service.pids, decided: decisionWindows(decisions) }),
   ];
   return { collected, violations, racesLost: findings.racesLost, ambiguous: findings.ambiguous };
 }
@@ -227,18 +227,22 @@ async function waitForObservers(observers: readonly Observer[], collected: Reado
   while (Date.now() < end && observers.some(behind)) await sleep(100);
 }
 
-/** `<conv_id> <tool_call_id>` -> the first send of a decision acknowledged for the pause of that call. */
-function decisionTimes(decisions: readonly Decision[]): Map<string, number> {
-  const times = new Map<string, number>();
+/** How long after a decision's 200 its call may start running at the owner, for the harness to tie them. */
+const EXECUTION_SLACK_MS = 1000;
+
+/** `<conv_id> <tool_call_id>` -> for each 200 decision of that call's pause, from its first send to a little after its answer. */
+function decisionWindows(decisions: readonly Decision[]): Map<string, { from: number; to: number }[]> {
+  const windows = new Map<string, { from: number; to: number }[]>();
   for (const decision of decisions) {
-    const sent = decision.attempts[0]?.at;
-    if (decision.result !== 'acknowledged' || sent === undefined) continue;
+    const [first, last] = [decision.attempts[0], decision.attempts.at(-1)];
+    if (decision.result !== 'acknowledged' || !first || !last) continue;
+    const window = { from: first.at, to: last.at + last.ms + EXECUTION_SLACK_MS };
     for (const call of decision.pause.tool_calls ?? []) {
       const key = `${decision.pause.conv_id} ${call.id}`;
-      times.set(key, Math.min(times.get(key) ?? Infinity, sent));
+      windows.set(key, [...(windows.get(key) ?? []), window]);
     }
   }
-  return times;
+  return windows;
 }
 
 function countPauses(ops: Operators, collected: ReadonlyMap<string, Collected>): number {
