@@ -56,6 +56,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`soak: ${(error as Error).stack ?? error}\n${USAGE}`);
+  // A bad flag is told with the usage; anything else is a bug of the harness, told with its stack.
+  const badFlag = error instanceof RangeError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+  console.error(badFlag ? `soak: ${(error as Error).message}\n${USAGE}` : `soak: ${(error as Error).stack ?? String(error)}`);
   process.exitCode = 2;
 });
