@@ -28,10 +28,12 @@ export function clusterRoutes(ports: ClusterRoutePorts): Router {
       const convId = typeof req.query['conv_id'] === 'string' ? req.query['conv_id'] : undefined;
       if (convId !== undefined) await ports.join(convId);
       const caller = callerFrom(res);
+      // This instance's pauses as listed now, shown once committed (see `committedOnly`).
+      const local = ports.stepwise.controller.pending();
+      await ports.store.flush();
       const [stored, conversations] = await Promise.all([ports.store.pauses(convId), ports.store.conversations()]);
       const allowed = new Set(conversations.filter((c) => mayAccess(caller, c.owner)).map((c) => c.conv_id));
       if (convId !== undefined && !allowed.has(convId)) return false;
-      const local = ports.stepwise.controller.pending();
       const known = new Set(local.map((pause) => pause.pause_id));
       const remote = stored.filter((pause) => !known.has(pause.pause_id)).map(wirePause);
       res.json({ pauses: [...local, ...remote].filter((pause) => allowed.has(pause.conv_id)) });

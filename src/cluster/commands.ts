@@ -14,6 +14,8 @@ export interface ClusterCommandsConfig {
   readonly handler: CommandHandler;
   /** Brings a conversation another instance created here before this instance serves a command about it. */
   readonly join: (convId: string) => Promise<void>;
+  /** Whether the conversation has a run not finished in the store (a checkpoint). */
+  readonly hasUnfinishedRun: (convId: string) => Promise<boolean>;
   /** The conversation of a pause, from what this instance knows or the store. */
   readonly convOfPause: (pauseId: string) => Promise<string | undefined>;
   /** How long a delivered command waits for its owner's reply before it is answered 503, ms. */
@@ -67,7 +69,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
     const answered = new Promise<CommandReply>((resolve) => {
       const timer = setTimeout(() => {
         waiting.delete(id);
-        resolve(retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'));
+        resolve(retry('owner_unavailable', `the instance running this conversation (${owner}) did not answer in time; try again`));
       }, config.replyTimeoutMs);
       waiting.set(id, (reply) => {
         clearTimeout(timer);
@@ -77,7 +79,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
     });
     const heard = await reaching(publisher.publish(config.channelOf(owner), JSON.stringify({ id, from: ownership.instanceId, request } satisfies Envelope)));
     if (heard === 0) {
-      waiting.get(id)?.(retry('owner_unavailable', 'the instance running this conversation is not listening (it is being replaced); try again'));
+      waiting.get(id)?.(retry('owner_unavailable', `the instance running this conversation (${owner}) is not listening (it is being replaced); try again`));
     }
     return answered;
   };
@@ -89,8 +91,12 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
       if (convId === undefined || ownership.tokenOf(convId) !== undefined) return config.handler(request);
       const owner = await ownership.owner(convId);
       if (owner && owner.instanceId !== ownership.instanceId) {
-        if (!owner.alive) return retry('owner_unavailable', 'the instance running this conversation stopped; another one takes its run over within the lease; try again');
-        return deliver(owner.instanceId, request);
+        if (owner.alive) return deliver(owner.instanceId, request);
+        // A dead owner's run is taken over soon; one that had ended has nothing to take over, and
+        // is answered here from the store (a decision it recorded is 409 pause_resolved).
+        if (await config.hasUnfinishedRun(convId)) {
+          return retry('owner_unavailable', `the instance running this conversation (${owner.instanceId}) stopped; another one takes its run over within the lease; try again`);
+        }
       }
       // Nobody runs it: an idle conversation, served here as the store has it.
       await config.join(convId);

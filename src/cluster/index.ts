@@ -149,7 +149,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
         runningHere: () => new Set(runningHere()),
         takeOver: async (convId) => {
           const taken = await base.takeOver(convId, options);
-          if (taken.runs > 0) log(`cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)`);
+          log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
         },
         onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
       });
@@ -179,6 +179,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
         channelOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
         handler,
         join,
+        hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
         convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
         replyTimeoutMs: config.replyTimeoutMs ?? 2000,
       });

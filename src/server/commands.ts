@@ -31,6 +31,16 @@ export async function committed(context: ServerContext, convId: string): Promise
   }
 }
 
+/**
+ * What a listing shows, once the store has committed it: a pause an operator is shown survives a
+ * crash of this process the next instant (its run pauses again there, and the decision is taken).
+ * The listing is taken first, so everything in it was queued before the commit waited on.
+ */
+export async function committedOnly<T>(context: ServerContext, listed: T): Promise<T> {
+  await context.stepwise.store.flush();
+  return listed;
+}
+
 /** Serves the commands that reach this process, by route, with the route's own functions. */
 export function createCommandHandler(context: () => ServerContext, commands: Readonly<Record<string, StepCommand>>, onError?: (error: unknown) => void): CommandHandler {
   return async ({ name, user, body, conv_id }) => {

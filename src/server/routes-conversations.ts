@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { callerFrom, mayAccess } from './auth.js';
+import { committedOnly } from './commands.js';
 import { convIdSchema, ownedSession, type ServerContext } from './context.js';
 import type { StepFilter } from '../core/store.js';
 import { parseOr400 } from './errors.js';
@@ -42,10 +43,10 @@ export function conversationRoutes(context: ServerContext): Router {
     res.json({ conversations });
   });
 
-  router.get('/conversations/:conv_id', (req, res) => {
+  router.get('/conversations/:conv_id', async (req, res) => {
     const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');
     const session = ownedSession(context, callerFrom(res), conv_id);
-    res.json({
+    res.json(await committedOnly(context, {
       conv_id,
       session_id: session.session_id,
       running: session.running,
@@ -55,7 +56,7 @@ export function conversationRoutes(context: ServerContext): Router {
       ...(session.forked_from ? { forked_from: session.forked_from } : {}),
       turns: session.turns().map((turn) => ({ id: turn.id, blocks: turn.blocks })),
       pending_pauses: controller.pending(session.session_id),
-    });
+    }));
   });
 
   router.get('/hydrate', async (req, res) => {

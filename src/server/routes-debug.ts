@@ -4,7 +4,7 @@ import type { Session } from '../sessions/session.js';
 import type { ContinueCommand } from '../streams/step-commands.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { assertDebug, assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
-import { commandRoute, committed, convIdOfBody, type StepCommand } from './commands.js';
+import { commandRoute, committed, committedOnly, convIdOfBody, type StepCommand } from './commands.js';
 import { forbidden, HttpError, invalidRequest, notFound, parseOr400, tryAgain } from './errors.js';
 import { singleValues } from './routes-conversations.js';
 
@@ -43,15 +43,15 @@ export function debugRoutes(context: ServerContext): Router {
   // The pause's own conversation, wherever its run is; else the one the body names.
   router.post('/debug/continue', commandRoute(context, '/debug/continue', async (body) => (await pauseConv(context, body)) ?? (await convIdOfBody(body))));
 
-  router.get('/debug/pauses', (req, res) => {
+  router.get('/debug/pauses', async (req, res) => {
     const caller = callerFrom(res);
     const { conv_id } = parseOr400(pausesQuery, singleValues(req.query), 'query');
     if (conv_id !== undefined) {
-      res.json({ pauses: controller.pending(ownedSession(context, caller, conv_id).session_id) });
+      res.json({ pauses: await committedOnly(context, controller.pending(ownedSession(context, caller, conv_id).session_id)) });
       return;
     }
     const mine = new Set(sessions.list().filter((session) => mayAccess(caller, session.owner)).map((session) => session.session_id));
-    res.json({ pauses: controller.pending().filter((pause) => mine.has(pause.session_id)) });
+    res.json({ pauses: await committedOnly(context, controller.pending().filter((pause) => mine.has(pause.session_id))) });
   });
   return router;
 }
