@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { from, lastValueFrom, mergeMap } from 'rxjs';
 import { convOfCheckpointField } from '../store/redis/keys.js';
 import type { Ownership } from './ownership.js';
 
@@ -27,6 +28,9 @@ export interface OrphanWatchConfig {
  * Each look reads the checkpoint hash's keys, their leases and the heartbeats of their holders: a few
  * round trips, O(unfinished runs) in size, which is fine at thousands of runs.
  */
+/** Takeovers in flight at once: each is a handful of reads, then the run is back. */
+const TAKEOVERS_AT_ONCE = 16;
+
 export function watchForOrphans(config: OrphanWatchConfig): { dispose(): void } {
   let looking = false;
   // Since when this watcher has reached Redis without a failure. Heartbeats lapse while Redis is away
@@ -39,11 +43,22 @@ export function watchForOrphans(config: OrphanWatchConfig): { dispose(): void } 
     if (Date.now() - reachableSince < config.leaseMs) return;
     const here = config.runningHere();
     const convIds = [...new Set(fields.map(convOfCheckpointField))].filter((convId) => !here.has(convId));
-    for (const convId of await config.ownership.orphans(convIds)) {
-      // The acquire script checks again, atomically: another survivor may have taken it first.
-      if (!(await config.ownership.acquire(convId))) continue;
-      await config.takeOver(convId).catch((error: unknown) => config.onError(convId, error));
-    }
+    const orphans = await config.ownership.orphans(convIds);
+    // A few at a time: a dead owner's thousand runs are back within the lease plus a second, and
+    // a takeover that failed (Redis went away meanwhile) lets the run go, so the next look retries it.
+    await lastValueFrom(
+      from(orphans).pipe(
+        mergeMap(async (convId) => {
+          // The acquire script checks again, atomically: another survivor may have taken it first.
+          if (!(await config.ownership.acquire(convId))) return;
+          await config.takeOver(convId).catch(async (error: unknown) => {
+            config.onError(convId, error);
+            await config.ownership.release(convId).catch(() => undefined);
+          });
+        }, TAKEOVERS_AT_ONCE),
+      ),
+      { defaultValue: undefined },
+    );
   };
   const timer = setInterval(() => {
     if (looking) return;

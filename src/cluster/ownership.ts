@@ -43,6 +43,8 @@ export interface Ownership {
   orphans(convIds: readonly string[]): Promise<string[]>;
   /** This instance forgets a run it no longer owns (its write was refused): no release, no renewal. */
   drop(convId: string): void;
+  /** Lets a lease go now (a takeover that could not bring the run back), so that it is taken again. */
+  release(convId: string): Promise<void>;
   /** Releases the leases of runs that ended (also done every `leaseMs / 4`). */
   sync(): Promise<void>;
   dispose(): Promise<void>;
@@ -188,6 +190,13 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
       return convIds.filter((_, i) => !found[i]?.alive);
     },
     drop: (convId) => void tokens.delete(convId),
+    release: async (convId) => {
+      const held = tokens.get(convId);
+      if (!held) return;
+      // Kept while Redis cannot be told: the next sync lets it go (no run ever started on it).
+      await redis.eval(RELEASE, 1, config.keysOf(convId).lease, held.token);
+      if (tokens.get(convId) === held) tokens.delete(convId);
+    },
     sync,
     dispose: async () => {
       disposed = true;

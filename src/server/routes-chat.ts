@@ -83,6 +83,9 @@ async function startChat(context: ServerContext, req: Request, res: Response, sl
         ...(overrides.max_iterations !== undefined ? { max_iterations: overrides.max_iterations } : {}),
       },
     });
+    // A 200 means the conversation and its run's start are stored: any instance then knows them (a
+    // client joining another instance a moment later must not create the conversation anew).
+    await committed(context, session.conv_id);
     res.json({ ...identity, turn_id: handle.turn_id, inference_id: handle.inference_id });
   } catch (error) {
     if (error instanceof RunInProgressError) throw runInProgress(identity);

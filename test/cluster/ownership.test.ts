@@ -103,6 +103,36 @@ describe('ownership of runs across instances', () => {
     await onB.close();
   }, 60_000);
 
+  it('should take over a run whose conversation a client follows on the survivor, and let its pause be decided there', async () => {
+    const script = d().script('tool', 'slow');
+    const [a, b] = await Promise.all([serve(d(), script, flags()), serve(d(), script, flags())]);
+    const onB = await SemClient.connect(`${b.wsBase}/ws?conv_id=own5`);
+    const { pause } = await runToPause(a.base, a.wsBase, 'own5');
+    expect((await post(a.base, '/debug/continue', { pause_id: pause.pause_id })).status).toBe(200);
+    const afterTools = await onB.waitFor((frame) => frame.type === 'debugger.pause' && frame.phase === 'after_tools');
+    await a.stop('SIGKILL');
+    await until(async () => b.stdout(), (out) => out.includes('cluster: took over the run of own5, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
+    expect((await get(b.base, '/debug/pauses?conv_id=own5')).body.pauses).toEqual([expect.objectContaining({ pause_id: afterTools.pause_id })]);
+    expect((await post(b.base, '/debug/continue', { pause_id: afterTools.pause_id })).status).toBe(200);
+    expect(await onB.waitFor((frame) => frame.type === 'run.end')).toMatchObject({ status: 'completed' });
+    await onB.close();
+  }, 60_000);
+
+  it('should answer /chat once the conversation is stored: a client joining another instance at once joins it, not a new one', async () => {
+    const script = d().script('tool', 'slow');
+    const [a, b] = await Promise.all([serve(d(), script, flags()), serve(d(), script, flags())]);
+    for (const convId of ['own6a', 'own6b', 'own6c', 'own6d', 'own6e']) {
+      const chat = await post(a.base, '/chat', { prompt: 'go', conv_id: convId, overrides: { step_mode: true } });
+      expect(chat.status).toBe(200);
+      const onB = await SemClient.connect(`${b.wsBase}/ws?conv_id=${convId}&since_seq=0`);
+      expect((await onB.waitFor((frame) => frame.type === 'ws.hello')).session_id).toBe(chat.body.session_id);
+      await onB.waitFor((frame) => frame.type === 'debugger.pause');
+      const stored = (await get(b.base, `/conversations/${convId}`)).body;
+      expect(stored).toMatchObject({ session_id: chat.body.session_id, step_mode: true });
+      await onB.close();
+    }
+  }, 60_000);
+
   it('should answer a command for a dead owner\'s run 503 with Retry-After at once, then 200 once it is taken over', async () => {
     const script = d().script('tool', 'slow');
     const [a, b] = await Promise.all([serve(d(), script, flags()), serve(d(), script, flags())]);
