@@ -148,6 +148,11 @@ export interface Stepwise {
   suspend(): Promise<void>;
 }
 
+/** How long after a conversation was adopted `open` adopts it again rather than creating it, ms. */
+const REJOIN_WITHIN_MS = 10_000;
+/** How many recent adoptions are remembered for that. */
+const REJOIN_MEMORY = 1000;
+
 export function createStepwise(config: StepwiseConfig): Stepwise {
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
@@ -314,11 +319,17 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     const recoveryPorts = { loop: ports, reopen: reopenOrRefresh, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
     return recoverFrom(snapshot, recoveryPorts, options, claimed ? (convId) => claimed.has(convId) : undefined);
   };
+  // The conversations adopted lately (SPEC §7), newest last: `open` right after a join finds its own.
+  const joined = new Map<string, { readonly conversation: StoredConversation; readonly at: number }>();
   const registryOfSessions: SessionRegistry = {
     open: ({ conv_id, owner, forked_from, ...choices } = {}) => {
       if (disposed) throw new Error('this stepwise runtime was disposed');
       const existing = conv_id === undefined ? undefined : sessions.get(conv_id);
       if (existing) return existing;
+      // Adopted a moment ago and closed since (retention, with more busy sessions than it keeps):
+      // adopted again, never created anew over the stored conversation of another instance.
+      const adopted = conv_id === undefined ? undefined : joined.get(conv_id);
+      if (adopted && scheduler.now() - adopted.at <= REJOIN_WITHIN_MS) return registryOfSessions.adopt(adopted.conversation);
       const identity = {
         conv_id: conv_id ?? ids.next('conv'),
         session_id: ids.next('sess'),
@@ -332,6 +343,9 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     },
     get: (convId) => sessions.get(convId),
     adopt: (conversation) => {
+      joined.delete(conversation.conv_id);
+      joined.set(conversation.conv_id, { conversation, at: scheduler.now() });
+      if (joined.size > REJOIN_MEMORY) joined.delete(joined.keys().next().value as string);
       if (conversation.last_seq > hub.lastSeq(conversation.conv_id)) hub.seed(conversation.conv_id, conversation.last_seq);
       const existing = sessions.get(conversation.conv_id);
       if (existing?.running) return existing;

@@ -101,3 +101,21 @@ describe('createStepwise retention', () => {
     expect(() => createTestRuntime({ retention: { maxSessions: 1.5 } })).toThrow(/retention\.maxSessions/);
   });
 });
+
+describe('createStepwise adopting conversations past maxSessions', () => {
+  it('should adopt again, not create anew, a conversation adopted a moment ago and closed since', marbles((m) => {
+    const rt = createTestRuntime({ responses: [{ text: 'slow', delay_ms: 100 }], retention: { maxSessions: 1 } });
+    const stored = (conv_id: string) => ({ conv_id, session_id: `sess_${conv_id}`, created_at: 0, step: { enabled: true }, turns: [], last_seq: 4 });
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'go' }), 0);
+    m.scheduler.schedule(() => {
+      // Another instance's conversations, joined here: with c1 busy, each adoption closes the one before.
+      rt.sw.sessions.adopt(stored('x'));
+      rt.sw.sessions.adopt(stored('y'));
+      expect(ids(rt)).toEqual(['c1', 'y']);
+      // The client that joined x opens it now: the stored conversation, not a new one over it.
+      const x = rt.sw.sessions.open({ conv_id: 'x' });
+      expect(x.session_id).toBe('sess_x');
+      expect(rt.sw.controller.isEnabled('sess_x')).toBe(true);
+    }, 1);
+  }));
+});
