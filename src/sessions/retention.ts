@@ -32,7 +32,10 @@ export interface RetentionPorts {
 export interface Retention {
   /** A session started a run (`running`) or became idle (created, or its run ended). */
   observe(convId: string, running: boolean): void;
-  /** Closes the longest idle, unwatched sessions until `total` sessions fit under `maxSessions`. */
+  /**
+   * Closes the longest idle, unwatched sessions until `total` sessions fit under `maxSessions`, but
+   * never the newest tenth of `maxSessions` idle ones (running sessions can outnumber the limit).
+   */
   makeRoom(total: number): void;
   /** The session was closed: drop its entry and timer. */
   forget(convId: string): void;
@@ -79,7 +82,10 @@ export function createRetention(ports: RetentionPorts, config: RetentionConfig =
       if (!running) arm(convId);
     },
     makeRoom: (total) => {
-      let excess = total - maxSessions;
+      // The newest tenth of the limit stays however many sessions are busy: with more running
+      // sessions than the limit, every idle one went at each opening, even one a request had just
+      // joined and was about to use (a client's join, then its /hydrate or command, found it gone).
+      let excess = Math.min(total - maxSessions, idle.size - Math.floor(maxSessions / 10));
       for (const convId of [...idle.keys()]) {
         if (excess <= 0) return;
         if (ports.isWatched(convId)) continue;

@@ -55,7 +55,8 @@ export interface StepwiseConfig {
    * When finished sessions are closed (their turns and buffered events freed). Default
    * `{ idleMs: Infinity, maxSessions: 1000 }`: never by time, since a server's user expects a
    * conversation to be there when they come back to it, but at most 1000 kept, so a long-lived
-   * server's memory stays bounded; past that the longest idle ones go first. See {@link RetentionConfig}.
+   * server's memory stays bounded; past that the longest idle ones go first, running ones never, and
+   * the newest tenth of the limit stays however many run. See {@link RetentionConfig}.
    */
   readonly retention?: RetentionConfig;
   /**

@@ -119,3 +119,15 @@ describe('createStepwise adopting conversations past maxSessions', () => {
     }, 1);
   }));
 });
+
+describe('createStepwise retention with more running sessions than maxSessions', () => {
+  it('should keep the newest tenth of the limit idle, so a conversation just joined is still there when used', marbles((m) => {
+    const rt = createTestRuntime({ responses: [{ text: 'slow', delay_ms: 100 }], retention: { maxSessions: 20 } });
+    m.scheduler.schedule(() => {
+      for (let i = 0; i < 25; i += 1) rt.sw.sessions.open({ conv_id: `busy${i}` }).start({ prompt: 'go' });
+      for (let i = 0; i < 5; i += 1) rt.sw.sessions.open({ conv_id: `idle${i}` });
+      // 25 running (kept), the two newest idle ones before the last opening (a tenth of 20) and that one.
+      expect(ids(rt).filter((id) => id.startsWith('idle'))).toEqual(['idle2', 'idle3', 'idle4']);
+    }, 0);
+  }));
+});
