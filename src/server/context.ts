@@ -32,6 +32,23 @@ export function ownedSession(context: ServerContext, caller: Caller, convId: str
   return session;
 }
 
+/**
+ * The caller's conversation, for a route that only reads what the store keeps: its session here, else
+ * its stored record (a conversation another instance runs, or whose idle session was closed here).
+ * 404 when neither knows it, 403 when another user's.
+ */
+export async function ownedConversation(context: ServerContext, caller: Caller, convId: string): Promise<{ readonly session_id: string }> {
+  const session = context.stepwise.sessions.get(convId);
+  if (session) {
+    assertOwner(caller, session);
+    return session;
+  }
+  const stored = context.stepwise.store.durable ? await context.stepwise.store.conversation(convId) : undefined;
+  if (!stored) throw notFound(`no conversation "${convId}"`);
+  if (!mayAccess(caller, stored.owner)) throw forbidden(`conversation "${convId}" belongs to another user`);
+  return stored;
+}
+
 export function assertOwner(caller: Caller, session: Session): void {
   if (!mayAccess(caller, session.owner)) throw forbidden(`conversation "${session.conv_id}" belongs to another user`);
 }

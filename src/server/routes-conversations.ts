@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { callerFrom, mayAccess } from './auth.js';
 import { committedOnly } from './commands.js';
-import { convIdSchema, ownedSession, type ServerContext } from './context.js';
+import { convIdSchema, ownedConversation, ownedSession, type ServerContext } from './context.js';
 import type { StepFilter } from '../core/store.js';
 import { parseOr400 } from './errors.js';
 
@@ -61,7 +61,7 @@ export function conversationRoutes(context: ServerContext): Router {
 
   router.get('/hydrate', async (req, res) => {
     const query = parseOr400(hydrateQuery, singleValues(req.query), 'query');
-    const session = ownedSession(context, callerFrom(res), query.conv_id);
+    const session = await ownedConversation(context, callerFrom(res), query.conv_id);
     const limit = Math.min(query.limit ?? MAX_HYDRATE_LIMIT, MAX_HYDRATE_LIMIT);
     // Committed frames: from the hub's buffer, or the store's log when they are older (or from before a restart).
     const { frames, lastSeq } = await context.stepwise.frames.read(query.conv_id, query.since_seq ?? 0, limit);

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Store } from '../core/store.js';
 import { callerFrom } from './auth.js';
-import { convIdSchema, ownedSession, type ServerContext } from './context.js';
+import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
 import { parseOr400 } from './errors.js';
 
 /** `GET /conversations/:conv_id/decisions`: the audit trail (SPEC §6), oldest first, from the store. */
@@ -10,7 +10,7 @@ export function decisionRoutes(context: ServerContext, store: Store): Router {
   router.get('/conversations/:conv_id/decisions', async (req, res, next) => {
     try {
       const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');
-      ownedSession(context, callerFrom(res), conv_id);
+      await ownedConversation(context, callerFrom(res), conv_id);
       const rows = await store.decisions(conv_id);
       // The conversation id is the route's; each row says the rest.
       res.json({ decisions: rows.map(({ conv_id: _conv, ...decision }) => decision) });
