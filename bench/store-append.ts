@@ -8,7 +8,7 @@ import type { StoreLib } from './lib.js';
 import { nowUs, settle } from './scenario.js';
 
 /**
- * `store_append` (SPEC §5): frames/s committed durably to SQLite (a real file, WAL, `synchronous =
+ * `store_append` (README.md, Benchmarks): frames/s committed durably to SQLite (a real file, WAL, `synchronous =
  * normal`: a committed batch survives `kill -9`), written as the server writes them: the server's
  * commit stage (`committedFrames`) calls `appendFrames([frame])` once per hub frame, so one tick's
  * frames (here 100, from 10 conversations) arrive as 100 single-frame appends, are queued and

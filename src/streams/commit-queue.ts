@@ -13,7 +13,7 @@ export interface CommitQueueTarget {
 }
 
 /**
- * Hub items -> store -> the same items, in order, each once its frame is committed (SPEC §6: a frame
+ * Hub items -> store -> the same items, in order, each once its frame is committed (docs/protocol.md, Durability: a frame
  * is committed before any client receives it).
  *
  * ```
