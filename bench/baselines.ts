@@ -2,7 +2,7 @@ import { concatMap, EMPTY, expand, from, last, map, of, toArray, type Observable
 import type { Block, Engine, EngineEvent, InferenceRequest, Tool } from '../src/index.js';
 
 /**
- * The two reference loops of SPEC §5: the least a tool-calling loop can do over the same Engine port
+ * The two reference loops of README.md, Benchmarks: the least a tool-calling loop can do over the same Engine port
  * and tool as stepwise. Both send the whole transcript and the tool spec on every inference (as the
  * scripted engine's input-token estimate reads it), validate the arguments and run the tool, and
  * append the same blocks; neither publishes events, keeps sequence numbers or has pause points.
@@ -81,7 +81,7 @@ async function runToolAsync(tool: Tool, call: ToolCallEvent, signal: AbortSignal
 }
 
 /**
- * The bare RxJS `expand` loop over an async tool (SPEC §5 `loop_step_realistic`'s baseline): the same
+ * The bare RxJS `expand` loop over an async tool (README.md, Benchmarks: `loop_step_realistic`'s baseline): the same
  * zod parse and the same awaited tool call, its results awaited together; resolves with the number
  * of inferences.
  */

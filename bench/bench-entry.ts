@@ -1,4 +1,4 @@
-/** One figure in bench/results.json (SPEC §5): `ratio` = value / baseline, both measured in the same run. */
+/** One figure in bench/results.json (README.md, Benchmarks): `ratio` = value / baseline, both measured in the same run. */
 export interface BenchEntry {
   readonly name: string;
   readonly value: number;

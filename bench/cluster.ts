@@ -7,8 +7,9 @@ import { ensureBuilt, startCli, type CliServer } from '../test/helpers/server-cl
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
 
 /**
- * One service on two instances (SPEC §5, §7): two real `serve --store redis` processes (the built
- * dist) on a real `redis-server` started here (free port, temp dir), clients in this process.
+ * One service on two instances (README.md, Benchmarks; docs/protocol.md, Several instances): two real `serve --store
+ * redis` processes (the built dist) on a real `redis-server` started here (free port, temp dir), clients in this
+ * process.
  * - `cluster_resume`: a run on A in step mode, a WebSocket on B; from posting continue to B to the
  *   next frame of that run seen on B (the continue is delivered to A over Redis, its frames come
  *   back through the stream); median.

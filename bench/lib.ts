@@ -7,10 +7,9 @@ import { promisify } from 'node:util';
 /** The library's public API, as the benchmarks call it. */
 export type StepwiseLib = typeof import('../src/index.js');
 
-/** The store adapters and the server's commit stage, which the public API does not export (yet). */
+/** The SQLite store adapter, which the public API does not export (yet). */
 export interface StoreLib {
   readonly createSqliteStore: (typeof import('../src/store/sqlite/sqlite-store.js'))['createSqliteStore'];
-  readonly committedFrames: (typeof import('../src/streams/committed-frames.js'))['committedFrames'];
 }
 
 export interface LoadedLib {
@@ -65,6 +64,5 @@ export async function loadStepwiseLib(): Promise<LoadedLib> {
 
 async function loadStores(url: (path: string) => string): Promise<StoreLib> {
   const { createSqliteStore } = (await import(url('store/sqlite/sqlite-store'))) as Pick<StoreLib, 'createSqliteStore'>;
-  const { committedFrames } = (await import(url('streams/committed-frames'))) as Pick<StoreLib, 'committedFrames'>;
-  return { createSqliteStore, committedFrames };
+  return { createSqliteStore };
 }

@@ -7,7 +7,7 @@ import type { StepwiseLib, StoreLib } from './lib.js';
 import { createAsyncEchoTool, createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
 
 /**
- * Loop overhead per step (SPEC §5), one inference and one tool call per step, step mode off, every
+ * Loop overhead per step (README.md, Benchmarks), one inference and one tool call per step, step mode off, every
  * event published to the hub with one subscriber:
  * - `loop_step`, `loop_step_plain`: the best case, a synchronous echo tool without async work,
  *   against a bare RxJS `expand` loop and a plain async/await loop over the same engine and tool.

@@ -4,7 +4,7 @@ import type { StepwiseLib } from './lib.js';
 import { createEchoTool, createStepEngine, settle, settledHeap, within } from './scenario.js';
 
 /**
- * 10 000 runs paused at once (SPEC §5 `paused_heap_per_run`, `paused_resolve_after_deadline`).
+ * 10 000 runs paused at once (README.md, Benchmarks: `paused_heap_per_run`, `paused_resolve_after_deadline`).
  *
  * Each run is its own conversation with step mode on; its first answer asks for one tool call, so it
  * pauses at `after_inference` and waits. Heap is measured after a full GC before the runs start and

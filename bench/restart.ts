@@ -4,7 +4,7 @@ import type { LoadedLib } from './lib.js';
 import { createEchoTool, createStepEngine, nowUs, within } from './scenario.js';
 
 /**
- * `restart_recover` (SPEC §5): ms from process start to the CLI's ready line (`stepwise listening
+ * `restart_recover` (README.md, Benchmarks): ms from process start to the CLI's ready line (`stepwise listening
  * on …`) with `runs` (10 000) paused runs in a SQLite store.
  *
  * The store is built by the runtime itself, so its rows have exactly the shape a server writes:

@@ -4,7 +4,7 @@ import type { StepwiseLib } from './lib.js';
 import { createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
 
 /**
- * Continue to resume, in process (SPEC §5 `resume_in_process`): step mode on, zero-latency scripted
+ * Continue to resume, in process (README.md, Benchmarks: `resume_in_process`): step mode on, zero-latency scripted
  * engine, the echo tool.
  *
  * What is timed, exactly: from the call of `controller.submit({ pause_id })` to the moment a hub

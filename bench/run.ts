@@ -13,7 +13,7 @@ import { settle, within } from './scenario.js';
 import { measureStoreAppend } from './store-append.js';
 
 /**
- * `npm run bench` (SPEC §5): runs every case, prints a table and writes bench/results.json as
+ * `npm run bench` (README.md, Benchmarks): runs every case, prints a table and writes bench/results.json as
  * `[{name, value, unit, baseline?, ratio?}]`. The targets are issue 9's (and issue 10's for the
  * durable store); they are printed, not enforced, because figures on a shared machine are evidence,
  * not tests. The SQLite cases write real files in a temp dir, removed at the end.

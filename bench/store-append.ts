@@ -8,9 +8,9 @@ import type { StoreLib } from './lib.js';
 import { nowUs, settle } from './scenario.js';
 
 /**
- * `store_append` (SPEC §5): frames/s committed durably to SQLite (a real file, WAL, `synchronous =
+ * `store_append` (README.md, Benchmarks): frames/s committed durably to SQLite (a real file, WAL, `synchronous =
  * normal`: a committed batch survives `kill -9`), written as the server writes them: the server's
- * commit stage (`committedFrames`) calls `appendFrames([frame])` once per hub frame, so one tick's
+ * commit queue (src/streams/commit-queue.ts) calls `appendFrames([frame])` once per hub frame, so one tick's
  * frames (here 100, from 10 conversations) arrive as 100 single-frame appends, are queued and
  * committed as one transaction, and the next tick starts once that commit completed, as fan-out
  * waits for it. Frames are real hub events (deltas with their cumulative text, tool calls, results),

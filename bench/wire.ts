@@ -9,7 +9,7 @@ import { defineTool } from '../src/tools/define-tool.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
 
 /**
- * Over the wire (SPEC §5), on loopback, clients in this process:
+ * Over the wire (README.md, Benchmarks), on loopback, clients in this process:
  * - `resume_wire`: from sending `POST /debug/continue` to the arrival of the next WebSocket frame of
  *   that conversation (the `debugger.resume` it causes), step mode on; median and p99.
  * - `fanout_N`: frames/s delivered to N clients of one conversation. Ours: a recorded run's events

@@ -95,7 +95,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     runtime: { ...runtime, store },
     // The audit trail route reads the same store the runtime writes.
     store,
-    // Redis is shared by every instance of the service (SPEC §7).
+    // Redis is shared by every instance of the service (docs/protocol.md, Several instances).
     ...(isClusterStore(store) ? { cluster: { store, redisUrl: redisUrlOf(options, env), leaseMs: options.leaseMs, log: (line: string) => console.log(line) } } : {}),
     debug,
     tokens,
@@ -138,7 +138,7 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   if (tokens.size > 0) console.log(`auth: ${tokens.size} token(s) configured`);
   console.log(`stepwise listening on http://${host}:${port}`);
   stopOnSignals(async () => {
-    // A durable store keeps the runs for the next start (SPEC §6); memory has nowhere to keep them.
+    // A durable store keeps the runs for the next start (docs/protocol.md, Durability); memory has nowhere to keep them.
     if (store.durable) await server.stepwise.suspend();
     await server.close();
     await store.close();
@@ -278,7 +278,7 @@ async function loadProfiles(file: string, tools: readonly Tool[], engineOf: Prof
   return profiles;
 }
 
-/** A tools file: an ES module whose default export is an array of tools (SPEC §4). */
+/** A tools file: an ES module whose default export is an array of tools (docs/protocol.md, Tools file). */
 async function loadTools(file: string): Promise<Tool[]> {
   const module = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
   if (!Array.isArray(module.default)) throw new Error(`--tools ${file}: the default export must be an array of tools`);

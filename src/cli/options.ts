@@ -4,10 +4,13 @@ import { DEFAULT_DATA_DIR, STORE_KINDS, type StoreKind } from '../store/open-sto
 import { REDIS_STORE_DEFAULTS } from '../store/redis/redis-store.js';
 import type { TimeoutAction } from '../streams/step-controller.js';
 
-/** What `/hydrate` promises to keep of each conversation (SPEC §2): the least `--max-frames-per-conversation` takes. */
+/**
+ * What `/hydrate` promises to keep of each conversation (docs/protocol.md, Durability): the least
+ * `--max-frames-per-conversation` takes.
+ */
 const MIN_FRAMES_KEPT = 1000;
 
-/** `stepwise serve` flags (SPEC §4), checked. */
+/** `stepwise serve` flags (docs/protocol.md, Command line), checked. */
 export interface ServeOptions {
   readonly host: string;
   readonly port: number;
@@ -19,7 +22,7 @@ export interface ServeOptions {
   /** Offer the demo tools to a real model too (they are always on with the scripted demo). */
   readonly demoTools: boolean;
   readonly profiles?: string;
-  /** MCP servers whose tools join the server's (SPEC §9). */
+  /** MCP servers whose tools join the server's (docs/protocol.md, MCP servers file). */
   readonly mcp?: string;
   readonly debug: boolean;
   readonly pauseTimeoutMs: number;
@@ -34,7 +37,7 @@ export interface ServeOptions {
   readonly dataDir: string;
   /** `--redis-url`; when absent, main reads `STEPWISE_REDIS_URL`, else the store's default. */
   readonly redisUrl?: string;
-  /** How long an instance owns a run without renewing its lease (SPEC §7). */
+  /** How long an instance owns a run without renewing its lease (docs/protocol.md, Several instances). */
   readonly leaseMs: number;
   /** The newest frames kept per conversation in the store; absent: every frame (memory: 1000). */
   readonly maxFramesPerConversation?: number;

@@ -4,7 +4,7 @@ import type { Engine } from '../core/engine.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../engines/select-engine.js';
 import type { Profile } from '../server/profiles.js';
 
-/** The `/chat` overrides a profile may allow by name (SPEC §2). */
+/** The `/chat` overrides a profile may allow by name (docs/protocol.md, HTTP routes). */
 export const OVERRIDE_NAMES = ['step_mode', 'tools', 'system_prompt', 'max_iterations'] as const;
 
 const profileSchema = z.strictObject({
@@ -31,7 +31,7 @@ export type ProfileEntry = z.infer<typeof profileSchema> & { readonly slug: stri
 export type ProfileEngineFactory = (choice: { readonly engine?: EngineChoice; readonly model?: string }, slug: string) => Promise<Engine>;
 
 /**
- * Reads and checks a `--profiles FILE` (SPEC §9). Every problem names the file and the field
+ * Reads and checks a `--profiles FILE` (docs/protocol.md, Profiles file). Every problem names the file and the field
  * (`profiles.research.max_iterations: …`), so a bad file fails at start and not at the first chat.
  */
 export async function readProfilesFile(file: string, knownTools: readonly string[]): Promise<ProfileEntry[]> {

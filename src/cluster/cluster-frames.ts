@@ -8,7 +8,7 @@ import type { FrameLog } from '../streams/frame-log.js';
 export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<StoredFrame>;
 
 /**
- * The frame log clients read on one instance of a service (SPEC §7): a conversation's live frames come
+ * The frame log clients read on one instance of a service (docs/protocol.md, Several instances): a conversation's live frames come
  * from the store's tail (one shared tail per conversation on this instance, whoever runs it: the
  * instance that owns a run now, or one that took it over, all append to the same stream), so a client
  * gets every frame once and in seq order wherever the run executes. Replay is the local log's, which

@@ -4,7 +4,7 @@ import { errorBody } from '../server/errors.js';
 /** A cluster step in front of a route: true when it answered, false to let the usual route answer. */
 export type RouteStep = (req: Request, res: Response) => Promise<boolean>;
 
-/** The step as express middleware: a store that cannot be read is a 503 `store_unavailable` (SPEC §7). */
+/** The step as express middleware: a store that cannot be read is a 503 `store_unavailable` (docs/protocol.md, Several instances). */
 export function storeStep(step: RouteStep): (req: Request, res: Response, next: NextFunction) => void {
   return (req, res, next) => {
     step(req, res).then(

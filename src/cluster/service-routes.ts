@@ -13,7 +13,7 @@ export interface ServiceRoutePorts {
 }
 
 /**
- * The read routes as the whole service's (SPEC §7), in front of the single-process ones:
+ * The read routes as the whole service's (docs/protocol.md, Several instances), in front of the single-process ones:
  * - `GET /conversations` lists every instance's conversations from the store; a run is in progress
  *   when it has a checkpoint there, wherever it executes.
  * - `GET /conversations/:conv_id` of a conversation whose run does not execute here answers from the
@@ -95,7 +95,7 @@ function stepModeOf(stepwise: Stepwise, record: ConversationRecord): boolean {
   return session?.running ? stepwise.controller.isEnabled(session.session_id) : record.step.enabled;
 }
 
-/** A stored pause as the routes show it (SPEC §2: tool_calls only at after_inference). */
+/** A stored pause as the routes show it (docs/protocol.md, The pause object: tool_calls only at after_inference). */
 export function wirePause(pause: StoredPause): { readonly conv_id: string } {
   const { tool_calls, ...rest } = pause;
   if (pause.phase !== 'after_inference') return rest;

@@ -62,8 +62,9 @@ export interface Engine {
   /** Drops what the engine keeps per conversation (the scripted engine's cursor). Optional. */
   forget?(convId: string): void;
   /**
-   * What the engine keeps per conversation, as JSON (the scripted engine's position in its script), so a
-   * durable store can keep it across a restart (SPEC §4, §6). Undefined when it keeps nothing. Optional.
+   * What the engine keeps per conversation, as JSON (the scripted engine's position in its script), so a durable
+   * store can keep it across a restart (docs/protocol.md, Script file and Durability). Undefined when it keeps
+   * nothing. Optional.
    */
   state?(convId: string): JsonValue | undefined;
   /** Puts back what `state` returned, before the conversation's next inference. Optional. */

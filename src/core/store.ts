@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import type { Block, Turn } from './turns.js';
 
 /**
- * The store port (SPEC §6): what a durable run keeps, and the one interface the runtime writes through.
+ * The store port (docs/protocol.md, Durability): what a durable run keeps, and the one interface the runtime writes through.
  * Adapters live in `src/store` (memory, sqlite, redis); nothing above them knows which one is behind it.
  *
  * Shape, and why:
@@ -11,7 +11,8 @@ import type { Block, Turn } from './turns.js';
  *   Redis: one pipeline). Because the queue is ordered, a write that committed implies every write
  *   queued before it committed too (a checkpoint queued before a frame is durable once the frame is).
  * - `appendFrames` returns an Observable that completes when its frames are committed: the server fans
- *   a batch out only then (SPEC §6: "a frame is committed to the store before any client receives it").
+ *   a batch out only then (docs/protocol.md, Durability: "Every frame is committed to the store before any
+ *   client receives it").
  *   It is an Observable, not a Promise, so a synchronous store (memory) completes it synchronously and
  *   the hub keeps today's timing in marble tests, while an asynchronous one completes it later.
  * - Reads return Promises: they are made at the edges (server routes, recovery at start), never inside
@@ -24,7 +25,10 @@ export type JsonValue = null | boolean | number | string | readonly JsonValue[] 
 
 export type StoredPausePhase = 'after_inference' | 'after_tools';
 
-/** Step mode of a conversation's session and its filter (SPEC §8); no filter means every tool, both phases. */
+/**
+ * Step mode of a conversation's session and its filter (docs/protocol.md, Breakpoints and result edits); no filter
+ * means every tool, both phases.
+ */
 export interface StepSetting {
   readonly enabled: boolean;
   readonly filter?: StepFilter;
@@ -35,7 +39,7 @@ export interface StepFilter {
   readonly phases?: readonly StoredPausePhase[];
 }
 
-/** Where a fork came from (SPEC §8). */
+/** Where a fork came from (docs/protocol.md, Forks). */
 export interface ForkOrigin {
   readonly conv_id: string;
   readonly turn_id?: string;
@@ -51,12 +55,15 @@ export interface ConversationRecord {
   /** Epoch ms. */
   readonly created_at: number;
   readonly step: StepSetting;
-  /** The profile slug it was started with (SPEC §9). */
+  /** The profile slug it was started with (docs/protocol.md, Profiles file). */
   readonly profile?: string;
   readonly forked_from?: ForkOrigin;
 }
 
-/** A tool call as shown at a pause (`breakpoint` when the tool asked for it, SPEC §8). */
+/**
+ * A tool call as shown at a pause (`breakpoint` when the tool asked for it, docs/protocol.md, Breakpoints and result
+ * edits).
+ */
 export interface StoredPauseToolCall {
   readonly id: string;
   readonly name: string;
@@ -64,7 +71,10 @@ export interface StoredPauseToolCall {
   readonly breakpoint?: boolean;
 }
 
-/** A pending pause: the SPEC §2 `pause` object, so a restarted run pauses again with the same id and deadline. */
+/**
+ * A pending pause: the pause object (docs/protocol.md, The pause object), so a restarted run pauses again with the
+ * same id and deadline.
+ */
 export interface StoredPause {
   readonly pause_id: string;
   readonly phase: StoredPausePhase;
@@ -121,7 +131,7 @@ export type StoredPauseDecision =
     }
   | { readonly action: 'abort'; readonly reason: string };
 
-/** One row of the audit trail (SPEC §6 `GET /conversations/:conv_id/decisions`). */
+/** One row of the audit trail (docs/protocol.md, HTTP routes: `GET /conversations/:conv_id/decisions`). */
 export interface DecisionRecord {
   readonly conv_id: string;
   readonly pause_id: string;
@@ -137,7 +147,7 @@ export interface DecisionRecord {
   readonly message?: string;
   /** Arguments before and after an `after_inference` edit, per tool call. */
   readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
-  /** Results before and after an `after_tools` edit, per tool call (SPEC §8). */
+  /** Results before and after an `after_tools` edit, per tool call (docs/protocol.md, Breakpoints and result edits). */
   readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
 }
 
@@ -172,7 +182,7 @@ export interface RunCheckpoint {
   readonly pause_id?: string;
   /**
    * Tool calls that had started and not finished when this was written: after a crash they are run
-   * again only when idempotent, else answered "interrupted" (SPEC §6).
+   * again only when idempotent, else answered "interrupted" (docs/protocol.md, Durability).
    */
   readonly running_tool_call_ids?: readonly string[];
   /** Epoch ms when it was written. */
@@ -216,7 +226,7 @@ export interface Store<E extends FrameEvent = FrameEvent> {
    * the Observable errors with a `StoreSequenceError`.
    */
   appendFrames(frames: readonly StoredFrame<E>[]): Observable<never>;
-  /** A pause the run waits at (SPEC §2 `pause` object). */
+  /** A pause the run waits at (docs/protocol.md, The pause object). */
   putPause(pause: StoredPause): void;
   /** Records a decision in the audit trail and drops the pending pause it resolved. */
   recordDecision(decision: DecisionRecord): void;

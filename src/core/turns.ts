@@ -1,5 +1,5 @@
 /**
- * Turns and blocks: the append-only transcript of a session (SPEC §1).
+ * Turns and blocks: the append-only transcript of a session (docs/protocol.md, Conventions).
  * A turn is the list of blocks one run produced; a session's history is its turns in order.
  */
 

@@ -1,4 +1,4 @@
-// The HTTP control plane (SPEC §2), with the token from the session and errors turned into ApiError.
+// The HTTP control plane (docs/protocol.md, HTTP routes), with the token from the session and errors turned into ApiError.
 
 const TOKEN_KEY = 'stepwise.token';
 

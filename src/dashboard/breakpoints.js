@@ -1,7 +1,7 @@
-// Per-tool breakpoints (SPEC §8): step mode with a `tools` filter, set from the list of tools the
-// server offers (GET /tools, with where each comes from: built-in, the tools file, an MCP server).
-// The list is read again each time the menu opens, so an MCP server's tools leave it when it dies;
-// a filter that still names such a tool keeps it listed, marked as no longer offered.
+// Per-tool breakpoints (docs/protocol.md, Breakpoints and result edits): step mode with a `tools` filter, set from
+// the list of tools the server offers (GET /tools, with where each comes from: built-in, the tools file, an MCP
+// server). The list is read again each time the menu opens, so an MCP server's tools leave it when it dies; a filter
+// that still names such a tool keeps it listed, marked as no longer offered.
 
 import { h } from './dom.js';
 

@@ -1,4 +1,4 @@
-// What a resolved pause card says about its decision (SPEC §6 audit trail): who decided, what they
+// What a resolved pause card says about its decision (the audit trail, docs/protocol.md, Durability): who decided, what they
 // chose, the calls they denied and why, and for an edit each call's arguments (or results) before and
 // after. The `debugger.resume` frame carries only `reason` and `by`; the rest comes from
 // GET /conversations/:conv_id/decisions, which the store keeps, so a reload or a server restart shows

@@ -1,4 +1,4 @@
-// Turns a conversation has without frames of its own: a fork's copied history (SPEC §8). Its frames
+// Turns a conversation has without frames of its own: a fork's copied history (docs/protocol.md, Forks). Its frames
 // stayed in the source's stream, so these are drawn from the turns' blocks (GET /conversations/:id),
 // compactly, above the runs this conversation streamed itself.
 

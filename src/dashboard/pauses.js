@@ -16,7 +16,7 @@ const REASON_TEXT = {
   cancelled: 'Run cancelled',
 };
 
-/** The SPEC §2 pause object from either a debugger.pause frame or a hello's pending pause. */
+/** The pause object (docs/protocol.md, The pause object) from either a debugger.pause frame or a hello's pending pause. */
 export function normalizePause(source) {
   const meta = source.metadata ?? {};
   const calls = source.tool_calls ?? source.extra?.tool_calls ?? source.extra?.pending_tools ?? [];

@@ -1,4 +1,4 @@
-// The profile picker (SPEC §9): which profile a new conversation starts with. Filled from
+// The profile picker (docs/protocol.md, Profiles file): which profile a new conversation starts with. Filled from
 // GET /profiles and hidden when the server has none. A conversation keeps its profile, so once it
 // has one (or has run without) the picker shows that and is locked; the operator's own choice
 // comes back for the next new conversation.

@@ -1,6 +1,6 @@
-// "Edit results" on an after_tools pause (SPEC §8): one JSON editor per tool result the run just got,
-// sent as `POST /debug/continue {action: "edit", results: {tool_call_id: value}}`. The model then sees
-// the edited value; the server keeps the original in the tool_use block and in the decision.
+// "Edit results" on an after_tools pause (docs/protocol.md, Breakpoints and result edits): one JSON editor per tool
+// result the run just got, sent as `POST /debug/continue {action: "edit", results: {tool_call_id: value}}`. The model
+// then sees the edited value; the server keeps the original in the tool_use block and in the decision.
 
 import { h, pretty, readJsonEditor } from './dom.js';
 

@@ -9,5 +9,5 @@ export function navigate(convId) {
   if (convFromHash() !== convId) location.hash = `#/c/${convId}`;
 }
 
-/** A fresh conv_id (SPEC: [A-Za-z0-9_-]{1,128}); the server creates it when the socket joins. */
+/** A fresh conv_id (docs/protocol.md, Conventions: [A-Za-z0-9_-]{1,128}); the server creates it when the socket joins. */
 export const newConvId = () => `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;

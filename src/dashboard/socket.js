@@ -1,4 +1,4 @@
-// The WebSocket stream of one conversation (SPEC §3): hello, replay from `since_seq`, live frames.
+// The WebSocket stream of one conversation (docs/protocol.md, WebSocket): hello, replay from `since_seq`, live frames.
 // It reconnects by itself and hands every seq to `onFrame` exactly once, whatever the server resends.
 
 import { getToken } from './api.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Block } from '../core/turns.js';
 import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from '../core/engine.js';
 
-/** One scripted model answer (SPEC §4). */
+/** One scripted model answer (docs/protocol.md, Script file). */
 export interface ScriptedResponse {
   /** Streamed first, as reasoning deltas (`llm.thinking.*` frames). */
   readonly reasoning?: string;

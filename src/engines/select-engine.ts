@@ -28,7 +28,7 @@ export type EngineSelection =
 export const LOCAL_SERVER_API_KEY = 'not-needed';
 
 /**
- * SPEC §4 `--engine`: `auto` picks OpenAI when `OPENAI_API_KEY` is set, else Anthropic when
+ * `--engine` (docs/protocol.md, Command line): `auto` picks OpenAI when `OPENAI_API_KEY` is set, else Anthropic when
  * `ANTHROPIC_API_KEY` is set, else the scripted demo. An explicit provider without a key fails,
  * except OpenAI engines given a base URL (a local compatible server needs no key).
  * A provider's module (and its SDK) is imported only when that provider is picked: the SDKs took

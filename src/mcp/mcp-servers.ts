@@ -40,7 +40,7 @@ const DEFAULT_START_TIMEOUT_MS = 10_000;
 
 /**
  * Starts (or connects to) every server of an MCP config at once. A server that fails is reported and
- * skipped (SPEC §9): one broken entry must not keep the service from starting. Name clashes are
+ * skipped (docs/protocol.md, MCP servers file): one broken entry must not keep the service from starting. Name clashes are
  * settled in order: the server's own tools first, then the servers in the file's order; a later tool
  * of a taken name is skipped and reported.
  */

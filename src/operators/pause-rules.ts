@@ -5,9 +5,9 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { LoopState, RunContext } from './loop-state.js';
 
 /**
- * When a run pauses (SPEC §8): step mode, narrowed by its filter, and each tool's own breakpoint.
- * Pure functions of the state, the filter and the registry, so the loop's fast path (step mode off,
- * no breakpoint tool) costs one registry lookup per pending call.
+ * When a run pauses (docs/protocol.md, Breakpoints and result edits): step mode, narrowed by its filter, and each
+ * tool's own breakpoint. Pure functions of the state, the filter and the registry, so the loop's fast path (step mode
+ * off, no breakpoint tool) costs one registry lookup per pending call.
  */
 
 /** Whether any pending call's tool has a breakpoint (it may still decline, by its predicate). */

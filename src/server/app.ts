@@ -41,7 +41,7 @@ export interface ServerOptions {
   readonly maxClientMessagesPerSecond?: number;
   /** The dashboard's static folder. Default `src/dashboard`, found from this module. */
   readonly dashboardDir?: string;
-  /** Profiles for `POST /chat/:profile` and `GET /profiles` (SPEC §9). Default none. */
+  /** Profiles for `POST /chat/:profile` and `GET /profiles` (docs/protocol.md, Profiles file). Default none. */
   readonly profiles?: readonly Profile[];
   /**
    * Where decisions are read from (the audit trail). Default the runtime's store (`runtime.store`),
@@ -49,8 +49,9 @@ export interface ServerOptions {
    */
   readonly store?: Store;
   /**
-   * The store this instance shares with the other instances of one service (SPEC §7, `--store redis`):
-   * clients then follow every conversation wherever it runs. Default none: a service of one process.
+   * The store this instance shares with the other instances of one service (docs/protocol.md, Several instances;
+   * `--store redis`): clients then follow every conversation wherever it runs. Default none: a service of one
+   * process.
    */
   readonly cluster?: ClusterConfig;
   /** Where each tool comes from, by name, for `GET /tools` (`tools-file`, `mcp:<server>`). Default: all `built-in`. */
@@ -98,7 +99,7 @@ export function createServer(options: ServerOptions): StepwiseServer {
   // What each engine received, around every other middleware (see inference-log.ts).
   const inferences = createInferenceLog(options.inferenceLog);
   const middlewares = [inferences.name, ...(options.runtime.middlewares ?? []), inferences.capture];
-  // A frame the store cannot commit reaches no client (SPEC §6): the server's error log says so.
+  // A frame the store cannot commit reaches no client (docs/protocol.md, Durability): the server's error log says so.
   // The cluster's ownership is the runtime's port, chosen here like a store: it exists once the
   // runtime it joins does, and is asked only once runs start.
   let joined: ClusterRuntime | undefined;

@@ -11,13 +11,16 @@ import type { ProfileTable } from './profiles.js';
 export interface ServerContext {
   readonly stepwise: Stepwise;
   readonly encoder: FrameEncoder;
-  /** SPEC §2 debug mode: `/debug/*` and step mode exist only when on. */
+  /** Debug mode (docs/protocol.md, Debug mode): `/debug/*` and step mode exist only when on. */
   readonly debug: boolean;
-  /** SPEC §9 profiles by slug; empty when the server has none. */
+  /** Profiles by slug (docs/protocol.md, Profiles file); empty when the server has none. */
   readonly profiles: ProfileTable;
   /** Where a command that steers a run is served: here, or on the instance that owns the run. */
   readonly commands: CommandPort;
-  /** With several instances (SPEC §7): makes a conversation another instance created known here. */
+  /**
+   * With several instances (docs/protocol.md, Several instances): makes a conversation another instance created known
+   * here.
+   */
   readonly join?: (convId: string) => Promise<void>;
 }
 

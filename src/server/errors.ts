@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { z } from 'zod';
 
-/** The one error body of the HTTP API (SPEC §2): `{"error": {code, message, details?}}`. */
+/** The one error body of the HTTP API (docs/protocol.md, Errors): `{"error": {code, message, details?}}`. */
 export interface ErrorBody {
   readonly error: { readonly code: string; readonly message: string; readonly details?: unknown };
 }

@@ -2,7 +2,7 @@ import type { Engine } from '../core/engine.js';
 import type { SessionChoices } from '../sessions/session.js';
 
 /**
- * A profile (SPEC §9): a named preset a conversation starts with (`POST /chat/:profile`) and keeps.
+ * A profile (docs/protocol.md, Profiles file): a named preset a conversation starts with (`POST /chat/:profile`) and keeps.
  * The CLI reads them from `serve --profiles FILE` and builds each profile's engine; the server only
  * applies them.
  */

@@ -32,7 +32,7 @@ export const cancelRun: StepCommand = async (context, caller, body) => {
   return { ok: true, cancelled };
 };
 
-/** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (SPEC §9). */
+/** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (docs/protocol.md, Profiles file). */
 export function chatRoutes(context: ServerContext): Router {
   const router = Router();
   router.post('/chat', (req, res) => startChat(context, req, res));

@@ -77,5 +77,8 @@ export function singleValues(query: unknown): Record<string, unknown> {
   return typeof query === 'object' && query !== null ? { ...(query as Record<string, unknown>) } : {};
 }
 
-/** `step_filter` only when step mode has a filter (SPEC §8: absent means no filter). */
+/**
+ * `step_filter` only when step mode has a filter (docs/protocol.md, Breakpoints and result edits: absent means no
+ * filter).
+ */
 const stepFilterOf = (filter: StepFilter | undefined): { step_filter?: StepFilter } => (filter ? { step_filter: filter } : {});

@@ -10,7 +10,10 @@ import { singleValues } from './routes-conversations.js';
 
 const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.string().min(1).max(256).optional() });
 
-/** Step mode with a filter (SPEC §8): no `tools` means every tool, no `phases` both phases. */
+/**
+ * Step mode with a filter (docs/protocol.md, Breakpoints and result edits): no `tools` means every tool, no `phases`
+ * both phases.
+ */
 const enableSchema = targetSchema.extend({
   tools: z.array(z.string().min(1).max(64)).max(1000).optional(),
   phases: z.array(z.enum(['after_inference', 'after_tools'])).min(1).max(2).optional(),

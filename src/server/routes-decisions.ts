@@ -4,7 +4,10 @@ import { callerFrom } from './auth.js';
 import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
 import { parseOr400 } from './errors.js';
 
-/** `GET /conversations/:conv_id/decisions`: the audit trail (SPEC §6), oldest first, from the store. */
+/**
+ * `GET /conversations/:conv_id/decisions`: the audit trail (docs/protocol.md, HTTP routes and Durability), oldest
+ * first, from the store.
+ */
 export function decisionRoutes(context: ServerContext, store: Store): Router {
   const router = Router();
   router.get('/conversations/:conv_id/decisions', async (req, res, next) => {

@@ -23,7 +23,10 @@ const STATUS: Readonly<Record<ForkError['code'], number>> = Object.freeze({
   pause_resolved: 409,
 });
 
-/** `POST /conversations/:conv_id/fork {turn_id?, pause_id?}` (SPEC §8) -> `{conv_id, session_id, forked_from, pause_id?}`. */
+/**
+ * `POST /conversations/:conv_id/fork {turn_id?, pause_id?}` (docs/protocol.md, Forks) -> `{conv_id, session_id,
+ * forked_from, pause_id?}`.
+ */
 export function forkRoutes(context: ServerContext): Router {
   const router = Router();
   router.post('/conversations/:conv_id/fork', async (req, res, next) => {

@@ -1,6 +1,6 @@
 import type { SequencedEvent, StepwiseEvent } from '../streams/events.js';
 
-/** The body of a SEM frame: `{"sem": true, "event": SemEvent}` (SPEC §3). */
+/** The body of a SEM frame: `{"sem": true, "event": SemEvent}` (docs/protocol.md, Frames). */
 export interface SemEvent {
   readonly type: string;
   readonly id: string;

@@ -8,7 +8,7 @@ export interface OutboxConfig {
 
 const DEFAULT_OUTBOX_CONFIG = Object.freeze({ maxBufferedBytes: 8 * 1024 * 1024 });
 
-/** SPEC §3: a slow client is told to come back later (and reconnect with `since_seq`). */
+/** docs/protocol.md, WebSocket: a slow client is told to come back later (and reconnect with `since_seq`). */
 export const CLOSE_TRY_AGAIN_LATER = 1013;
 
 /** One client's way out, within a bounded send buffer: past it the client is closed with 1013. */

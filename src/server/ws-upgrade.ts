@@ -40,7 +40,8 @@ export function createUpgradeHandler(config: UpgradeConfig) {
         config.forwarder.attach(ws, socket, { session, ...(checked.sinceSeq === undefined ? {} : { sinceSeq: checked.sinceSeq }) });
       });
     };
-    // With several instances, a conversation another one created is brought here first (SPEC §7).
+    // With several instances, a conversation another one created is brought here first (docs/protocol.md, Several
+    // instances).
     const convId = url.searchParams.get('conv_id');
     if (!config.context.join || convId === null || !CONV_ID.test(convId)) {
       upgrade();

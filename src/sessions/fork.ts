@@ -5,7 +5,7 @@ import { eventFrom } from '../streams/events.js';
 import type { StepController } from '../streams/step-controller.js';
 import type { Session, SessionChoices } from './session.js';
 
-/** Where to fork a conversation (SPEC §8): at most one of `turn_id` and `pause_id`; neither is the whole history. */
+/** Where to fork a conversation (docs/protocol.md, Forks): at most one of `turn_id` and `pause_id`; neither is the whole history. */
 export interface ForkRequest {
   readonly source: Session;
   /** The copy ends with this finished turn (inclusive). */

@@ -23,13 +23,13 @@ export interface RecoverOptions {
   readonly choicesFor?: (profile: string) => SessionChoices | undefined;
   /**
    * Of the conversations with an unfinished run, those this instance may resume (a service's instance
-   * takes each one's lease first, SPEC §7); the others come back without their run, which their owner
+   * takes each one's lease first, docs/protocol.md, Several instances); the others come back without their run, which their owner
    * executes. Default: every one.
    */
   readonly claim?: (convIds: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
-/** The error a running, non-idempotent tool call gets after a restart (SPEC §6). */
+/** The error a running, non-idempotent tool call gets after a restart (docs/protocol.md, Durability). */
 export const INTERRUPTED = 'interrupted: the server stopped while this tool ran';
 
 /** What recovery needs from the runtime: open a session as it was, and pause a run again as it was. */

@@ -60,14 +60,14 @@ export interface StepwiseConfig {
    */
   readonly retention?: RetentionConfig;
   /**
-   * Where conversations, turns, pauses, checkpoints and decisions are kept (SPEC §6); the loop, hub
+   * Where conversations, turns, pauses, checkpoints and decisions are kept (docs/protocol.md, Durability); the loop, hub
    * and controller never know which adapter it is. Default a memory store keeping `bufferSize` frames
    * per conversation (nothing survives the process). The caller owns it: closing it is the caller's,
    * after `dispose` or `suspend`.
    */
   readonly store?: Store;
   /**
-   * Where the spans of runs, inferences, tool calls and pauses go (SPEC §9). Default
+   * Where the spans of runs, inferences, tool calls and pauses go (docs/protocol.md, Traces). Default
    * `trace.getTracer('stepwise')` of `@opentelemetry/api`, followed from the first run that starts
    * once an OpenTelemetry SDK is registered (until then it would be a no-op; register the SDK before
    * starting runs). `null`: no tracing at all.
@@ -98,13 +98,13 @@ export interface SessionRegistry {
   /** Cancels the conversation's run, switches its step mode off and drops it and its buffered events. */
   close(convId: string): boolean;
   /**
-   * A conversation another instance created (SPEC §7), as this one's session without a run: same ids,
+   * A conversation another instance created (docs/protocol.md, Several instances), as this one's session without a run: same ids,
    * turns and owner; seq goes on from its stored log. A session already here is returned, brought up
    * to date (turns, engine state, step mode) unless it is running: another instance may have run it since.
    */
   adopt(conversation: StoredConversation): Session;
   /**
-   * Another instance owns the conversation's run now (its lease lapsed here, SPEC §7): the run stops
+   * Another instance owns the conversation's run now (its lease lapsed here, docs/protocol.md, Several instances): the run stops
    * where it stands, publishing and storing nothing more, and the session is dropped. False if none.
    */
   relinquish(convId: string): boolean;
@@ -115,7 +115,7 @@ export interface SessionRegistry {
 /** A runtime: one event hub, one step controller, tools and sessions over one engine. */
 export interface Stepwise {
   readonly hub: EventHub;
-  /** The hub's frames once committed to the store: what clients get (SPEC §6). */
+  /** The hub's frames once committed to the store: what clients get (docs/protocol.md, Durability). */
   readonly frames: FrameLog;
   readonly controller: StepController;
   readonly registry: ToolRegistry;
@@ -123,13 +123,13 @@ export interface Stepwise {
   readonly engine: Engine;
   readonly store: Store;
   /**
-   * Loads the store and brings back every conversation and unfinished run (SPEC §6): call it once,
+   * Loads the store and brings back every conversation and unfinished run (docs/protocol.md, Durability): call it once,
    * before serving. Paused runs pause again with the same pause id and deadline.
    */
   recover(options?: RecoverOptions): Promise<RecoveryReport>;
   /**
    * One conversation's unfinished run brought back from the store exactly as `recover` would, on an
-   * instance that took it over from a dead owner (SPEC §7); its session here, if any, must be idle.
+   * instance that took it over from a dead owner (docs/protocol.md, Several instances); its session here, if any, must be idle.
    */
   takeOver(convId: string, options?: RecoverOptions): Promise<RecoveryReport>;
   /**
@@ -137,7 +137,7 @@ export interface Stepwise {
    * instance of the service runs it (docs/protocol.md, Several instances). One process alone always may.
    */
   claim(convId: string): Promise<boolean>;
-  /** A new conversation copied from another up to a turn or a pending pause (SPEC §8); see `forkConversation`. */
+  /** A new conversation copied from another up to a turn or a pending pause (docs/protocol.md, Forks); see `forkConversation`. */
   fork(request: ForkRequest): Promise<ForkResult>;
   /** Cancels every run and drops every session. Idempotent. */
   dispose(): void;
@@ -167,7 +167,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const tracing = createRuntimeTracing(hub.events$, config.tracer);
   // False once suspended: a run stopped for the next start publishes and stores nothing on its way down.
   let live = true;
-  // Conversations whose run another instance took over (SPEC §7): what is left of it here is silent.
+  // Conversations whose run another instance took over (docs/protocol.md, Several instances): what is left of it here is silent.
   const fenced = new Set<string>();
   const writes = (convId: string): boolean => live && (fenced.size === 0 || !fenced.has(convId));
   const publish = (event: Parameters<EventHub['publish']>[0]): void => {
@@ -314,7 +314,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   };
   /** Brings back what a snapshot holds (all of a store at a restart, one conversation at a takeover). */
   const restore = async (snapshot: StoreSnapshot, options: RecoverOptions = {}): Promise<RecoveryReport> => {
-    // seq goes on from the stored log (SPEC §6), set before recovery publishes anything.
+    // seq goes on from the stored log (docs/protocol.md, Durability), set before recovery publishes anything.
     for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > hub.lastSeq(conv_id)) hub.seed(conv_id, last_seq);
     const claimed = options.claim ? await options.claim(snapshot.checkpoints.map((checkpoint) => checkpoint.conv_id)) : undefined;
     const recoveryPorts = { loop: ports, reopen: reopenOrRefresh, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };

@@ -83,7 +83,7 @@ export interface SessionIdentity {
   readonly created_at: number;
   /** The user who created it, when auth is on. */
   readonly owner?: string;
-  /** Where it was forked from (SPEC §8), when it is a fork. */
+  /** Where it was forked from (docs/protocol.md, Forks), when it is a fork. */
   readonly forked_from?: ForkOrigin;
 }
 
@@ -105,7 +105,7 @@ export interface Session extends SessionIdentity {
   /** Cancels the active run; the session starts no run after it ({@link SessionClosedError}). */
   dispose(): void;
   /**
-   * Recovery only: re-enters the loop at a stored checkpoint (SPEC §6), with the session's engine and
+   * Recovery only: re-enters the loop at a stored checkpoint (docs/protocol.md, Durability), with the session's engine and
    * tools. `prepare` adjusts the rebuilt state before it runs (interrupted tool calls). No `run-started`.
    */
   resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle;
@@ -118,7 +118,7 @@ export interface Session extends SessionIdentity {
   park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void;
   /**
    * Recovery and the cluster only: the finished turns of the conversation as a store has them. Before
-   * any run, or on an idle session another instance of the service has run since (SPEC §7).
+   * any run, or on an idle session another instance of the service has run since (docs/protocol.md, Several instances).
    */
   restoreTurns(turns: readonly Turn[]): void;
   /**

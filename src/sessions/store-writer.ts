@@ -10,7 +10,7 @@ import type { RunResult } from './run.js';
 import type { Session } from './session.js';
 
 /**
- * What the runtime tells its store (SPEC §6), in one place: the loop, the hub and the controller call
+ * What the runtime tells its store (docs/protocol.md, Durability), in one place: the loop, the hub and the controller call
  * these through their ports and never see the store. Every write is queued and returns at once.
  */
 export interface StoreWriter {
@@ -116,7 +116,7 @@ function runningCalls(state: LoopState, pending: readonly ToolCall[]): string[] 
   return running;
 }
 
-/** The audit row of a resolution (SPEC §6): who, when, what was denied, what an edit changed. */
+/** The audit row of a resolution (docs/protocol.md, Durability): who, when, what was denied, what an edit changed. */
 export function toDecision(resolution: PauseResolution, at_ms: number): DecisionRecord {
   const { pause, decision } = resolution;
   const base = {

@@ -8,11 +8,11 @@ export const STORE_KINDS = Object.freeze(['memory', 'sqlite', 'redis'] as const)
 export type StoreKind = (typeof STORE_KINDS)[number];
 
 export interface OpenStoreConfig extends StoreRetentionConfig {
-  /** Default `sqlite` (SPEC §6). */
+  /** Default `sqlite` (docs/protocol.md, Durability). */
   readonly kind?: StoreKind;
   /** For `sqlite`. Default `./.stepwise`, resolved against the working directory. */
   readonly dataDir?: string;
-  /** For `redis` (SPEC §7). Default `redis://127.0.0.1:6379`. */
+  /** For `redis` (docs/protocol.md, Several instances). Default `redis://127.0.0.1:6379`. */
   readonly redisUrl?: string;
   /** For `redis`: the prefix of every key. Default `stepwise:`. */
   readonly redisKeyPrefix?: string;

@@ -20,7 +20,7 @@ export interface WriteQueue<Op> {
   /**
    * Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed.
    * The same Observable for every call while one batch is open, so a caller waiting on many writes
-   * can wait once per batch (`committedFrames`).
+   * can wait once per batch (the frame log's commit queue).
    */
   committed(): Observable<never>;
   /** `committed()` as a Promise. */

@@ -13,7 +13,7 @@ export interface CommitQueueTarget {
 }
 
 /**
- * Hub items -> store -> the same items, in order, each once its frame is committed (SPEC §6: a frame
+ * Hub items -> store -> the same items, in order, each once its frame is committed (docs/protocol.md, Durability: a frame
  * is committed before any client receives it).
  *
  * ```
@@ -63,9 +63,10 @@ class Pending implements Observer<never> {
 
 /**
  * A queue rather than an operator: the frame log pushes every hub frame into it from its one
- * subscription. Behind `tap` and an operator of its own (`committedFrames`, which is this queue in an
- * Observable), the frame log's two more subscriber layers and its own list of frames in flight cost
- * 3% of `loop_step` (bench A/B in one process, median of 7 runs), where every event passes them.
+ * subscription. Behind `tap` and an operator of its own (a `committedFrames` that wrapped this queue
+ * in an Observable, since deleted), the frame log's two more subscriber layers and its own list of
+ * frames in flight cost 3% of `loop_step` (bench A/B in one process, median of 7 runs), where every
+ * event passes them.
  */
 export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: CommitQueueTarget): CommitQueue {
   const waiting: Pending[] = [];

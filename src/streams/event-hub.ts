@@ -34,7 +34,7 @@ export interface EventHub {
   isWatched(convId: string): boolean;
   /** Drops a conversation's buffer and sequence (when the conversation is deleted). */
   forget(convId: string): void;
-  // Durable runs (SPEC §6): seq goes on from the stored log after a restart.
+  // Durable runs (docs/protocol.md, Durability): seq goes on from the stored log after a restart.
   /** Sets a conversation's last seq (from the store) before its first publish: the next frame gets `lastSeq + 1`. */
   seed(convId: string, lastSeq: number): void;
 }

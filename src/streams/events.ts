@@ -15,11 +15,14 @@ export interface PauseToolCall {
   readonly id: string;
   readonly name: string;
   readonly input: unknown;
-  /** `true` when the call's own tool asked for this pause (SPEC §8), with or without step mode; else absent. */
+  /**
+   * `true` when the call's own tool asked for this pause (docs/protocol.md, Breakpoints and result edits), with or
+   * without step mode; else absent.
+   */
   readonly breakpoint?: boolean;
 }
 
-/** A pending pause, exactly the SPEC §2 `pause` object. */
+/** A pending pause, exactly the pause object of docs/protocol.md, The pause object. */
 export interface PauseInfo {
   readonly pause_id: string;
   readonly phase: PausePhase;

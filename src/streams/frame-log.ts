@@ -11,7 +11,7 @@ export interface FrameLogConfig {
 }
 
 /**
- * What clients may see of the hub (SPEC §6: a frame is committed to the store before any client
+ * What clients may see of the hub (docs/protocol.md, Durability: a frame is committed to the store before any client
  * receives it): each frame once the store has committed it, in hub order, and the frames of before
  * from the hub's buffer or, when it no longer holds them (trimmed, or after a restart), the store's log.
  */

@@ -24,7 +24,7 @@ export interface StepControllerConfig {
   readonly resolvedMemory?: number;
 }
 
-/** `by` of what no person decided: the deadline, switching step mode off, cancellation (SPEC §6). */
+/** `by` of what no person decided: the deadline, switching step mode off, cancellation (docs/protocol.md, Durability). */
 const SYSTEM = 'system';
 /** `by` of a command that names no one: a single-user server without auth. */
 const LOCAL = 'local';
@@ -59,7 +59,7 @@ export interface PauseRequest {
   /** At `after_tools`: the results the operator may replace, by tool_call_id (the originals, for the audit trail). */
   readonly results?: Readonly<Record<string, unknown>>;
   /**
-   * A pause restored after a restart (SPEC §6): it keeps its id and deadline. A deadline that passed
+   * A pause restored after a restart (docs/protocol.md, Durability): it keeps its id and deadline. A deadline that passed
    * while the server was down resolves at once, as `timeout`.
    */
   readonly restore?: RestoredPause;
@@ -73,7 +73,10 @@ export interface RestoredPause {
 
 /** The StepController: per-session step mode, pending pauses, and the one entry point for commands. */
 export interface StepController {
-  /** Switches step mode on, with a filter (SPEC §8) or for every tool and both phases; replaces an earlier filter. */
+  /**
+   * Switches step mode on, with a filter (docs/protocol.md, Breakpoints and result edits) or for every tool and both
+   * phases; replaces an earlier filter.
+   */
   enable(sessionId: string, filter?: StepFilter): void;
   /**
    * Switches step mode off and releases the pending pauses step mode caused; returns how many. A pause

@@ -19,7 +19,7 @@ interface RunSpans {
 type EventOf<T extends StepwiseEvent['type']> = Extract<StepwiseEvent, { type: T }>;
 
 /**
- * Traces runs from the events they publish (SPEC §9): one span per run, per inference (GenAI semantic
+ * Traces runs from the events they publish (docs/protocol.md, Traces): one span per run, per inference (GenAI semantic
  * conventions: operation, model, token usage), per tool call (tool name and call id) and per pause
  * (its reason and `by`). It only watches the hub, so the loop carries no tracing code; spans start
  * and end at the events' own `at`, so their durations are exact in virtual time too.

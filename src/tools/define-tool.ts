@@ -35,7 +35,7 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
   readonly timeoutMs?: number;
   /**
    * Safe to run twice with the same arguments. A call that was running when the server stopped is run
-   * again after a restart only when this is true; otherwise it gets an "interrupted" error (SPEC §6).
+   * again after a restart only when this is true; otherwise it gets an "interrupted" error (docs/protocol.md, Durability).
    * Default false.
    */
   readonly idempotent?: boolean;
@@ -45,9 +45,9 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
    */
   available?(): boolean;
   /**
-   * Asks for an `after_inference` pause before this tool runs, even with step mode off (SPEC §8); the
-   * call is marked `breakpoint: true` in the pause. The predicate sees the model's arguments as given
-   * (not yet validated); one that throws pauses (the safe side). Default false.
+   * Asks for an `after_inference` pause before this tool runs, even with step mode off (docs/protocol.md, Breakpoints
+   * and result edits); the call is marked `breakpoint: true` in the pause. The predicate sees the model's arguments
+   * as given (not yet validated); one that throws pauses (the safe side). Default false.
    */
   readonly breakpoint?: Breakpoint<Args>;
 }

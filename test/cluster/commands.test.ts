@@ -2,7 +2,10 @@ import { get, post } from '../helpers/server-harness.js';
 import { runToPause, until } from '../durable/helpers.js';
 import { useTwoInstances } from './helpers.js';
 
-/** Commands posted to any instance reach the run's owner, and the owner's answer is the reply (SPEC §7). */
+/**
+ * Commands posted to any instance reach the run's owner, and the owner's answer is the reply (docs/protocol.md,
+ * Several instances).
+ */
 describe('commands across instances', () => {
   const twoInstances = useTwoInstances();
 

@@ -3,7 +3,10 @@ import { SemClient } from '../helpers/server-ws-client.js';
 import { runToPause } from '../durable/helpers.js';
 import { useTwoInstances } from './helpers.js';
 
-/** Two real `serve --store redis` processes on one real redis-server are one service (SPEC §7). */
+/**
+ * Two real `serve --store redis` processes on one real redis-server are one service (docs/protocol.md, Several
+ * instances).
+ */
 describe('a WebSocket on another instance than the run', () => {
   const twoInstances = useTwoInstances();
   const seqs = (client: SemClient): number[] => client.sequenced.map((frame) => frame.seq as number);

@@ -4,7 +4,10 @@ import { SemClient } from '../helpers/server-ws-client.js';
 import { runToPause, until, useDurableServers } from '../durable/helpers.js';
 import { TEST_LEASE_MS } from './helpers.js';
 
-/** What a client and a non-idempotent tool see when the owner dies (SPEC §6, §7); see also failover.test.ts. */
+/**
+ * What a client and a non-idempotent tool see when the owner dies (docs/protocol.md, Durability and Several
+ * instances); see also failover.test.ts.
+ */
 describe('a client of an instance that dies, and a tool it was running', () => {
   const redis = useRedisServer();
   const { dir: d, serve } = useDurableServers();

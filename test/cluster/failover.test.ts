@@ -4,11 +4,11 @@ import { useRedisServer } from '../helpers/redis-server.js';
 import { runToPause, until, useDurableServers } from '../durable/helpers.js';
 import { TEST_LEASE_MS } from './helpers.js';
 
-// How long past "lease + 1 s" (SPEC §7) a loaded test machine may take to answer the polls that
+// How long past "lease + 1 s" (docs/protocol.md, Several instances) a loaded test machine may take to answer the polls that
 // observe the takeover; `npm run bench` (`failover`) measures the real figure on a quiet one.
 const POLL_SLACK_MS = 2000;
 
-/** When an owner dies, another instance takes its runs over as a restart would (SPEC §7). */
+/** When an owner dies, another instance takes its runs over as a restart would (docs/protocol.md, Several instances). */
 describe('failover between instances', () => {
   const redis = useRedisServer();
   const { dir: d, serve } = useDurableServers();

@@ -5,9 +5,9 @@ import { useDurableServers } from '../durable/helpers.js';
 import { TEST_LEASE_MS } from './helpers.js';
 
 /**
- * A decision posted to the instance that does not run the conversation is delivered to its owner, which
- * answers it as its own route would (SPEC §2, §7): the same checks of caller, action and arguments, the
- * same error codes, and the decision recorded with the caller's name.
+ * A decision posted to the instance that does not run the conversation is delivered to its owner, which answers it as
+ * its own route would (docs/protocol.md, HTTP routes and Several instances): the same checks of caller, action and
+ * arguments, the same error codes, and the decision recorded with the caller's name.
  */
 describe('decisions forwarded to the owner', () => {
   const redis = useRedisServer();

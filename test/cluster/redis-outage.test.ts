@@ -3,7 +3,10 @@ import { useRedisServer } from '../helpers/redis-server.js';
 import { runToPause, until, useDurableServers } from '../durable/helpers.js';
 import { TEST_LEASE_MS } from './helpers.js';
 
-/** Redis away for 3 s during a paused run: 503 `store_unavailable`, no crash, and back by itself (SPEC §7). */
+/**
+ * Redis away for 3 s during a paused run: 503 `store_unavailable`, no crash, and back by itself (docs/protocol.md,
+ * Several instances).
+ */
 describe('two instances while Redis is down', () => {
   const redis = useRedisServer();
   const { dir: d, serve } = useDurableServers();

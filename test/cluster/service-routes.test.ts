@@ -6,7 +6,10 @@ import { SemClient } from '../helpers/server-ws-client.js';
 import { runToPause, until, useDurableServers } from '../durable/helpers.js';
 import { TEST_LEASE_MS } from './helpers.js';
 
-/** The read routes and `/chat/:profile` answer on any instance for any conversation (SPEC §7). */
+/**
+ * The read routes and `/chat/:profile` answer on any instance for any conversation (docs/protocol.md, Several
+ * instances).
+ */
 describe('every route on any instance', () => {
   const redis = useRedisServer();
   const { dir: d, serve } = useDurableServers();

@@ -3,8 +3,8 @@ import type { Page } from 'playwright-core';
 import { enableStepMode, newConvId, newPage, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
 import { useDashboardSuite } from './helpers/suite.js';
 
-// SPEC §8 from the page: per-tool breakpoints, edited results at after_tools, the `breakpoint` mark.
-// The page's requests are checked exactly, and the server's answer to them end to end.
+// docs/protocol.md, Breakpoints and result edits, from the page: per-tool breakpoints, edited results at after_tools,
+// the `breakpoint` mark. The page's requests are checked exactly, and the server's answer to them end to end.
 const SCRIPT = {
   responses: [{ text: 'Echoing.', tool_calls: [{ id: 'call_echo', name: 'echo', arguments: { message: 'hi' } }] }, { text: 'Done.' }],
 };
@@ -113,8 +113,9 @@ describe('dashboard: breakpoints and result edits', () => {
   it('should mark pause calls that carry breakpoint: true', async () => {
     const convId = newConvId('bp-mark');
     const page = suite.track(await newPage(suite.browser));
-    // The suite's tools ask for no pause themselves (that would change every other test's run), so the real
-    // frame is marked in flight as SPEC §8 says the server sends it; test/server/breakpoints.test.ts checks the server's mark.
+    // The suite's tools ask for no pause themselves (that would change every other test's run), so the real frame is
+    // marked in flight as docs/protocol.md, The pause object says the server sends it;
+    // test/server/breakpoints.test.ts checks the server's mark.
     await page.routeWebSocket(/\/ws\?/, (ws) => {
       const server = ws.connectToServer();
       server.onMessage((message) => {

@@ -8,7 +8,7 @@ const finished = (c: any): boolean => c.conv_id !== undefined && c.running === f
 
 /**
  * Starts a run and resolves once a client saw its tool start: the store commits before clients get
- * frames (SPEC §6), so the run's checkpoint at the tools boundary is on disk by then.
+ * frames (docs/protocol.md, Durability), so the run's checkpoint at the tools boundary is on disk by then.
  */
 async function startAndWaitForTool(server: CliServer, conv: string): Promise<void> {
   const ws = await SemClient.connect(`${server.wsBase}/ws?conv_id=${conv}`);
@@ -19,7 +19,10 @@ async function startAndWaitForTool(server: CliServer, conv: string): Promise<voi
 
 const INTERRUPTED = 'interrupted: the server stopped while this tool ran';
 
-/** Crash tests through the real CLI on a real SQLite file: `kill -9`, start again on the same data dir (SPEC §6). */
+/**
+ * Crash tests through the real CLI on a real SQLite file: `kill -9`, start again on the same data dir
+ * (docs/protocol.md, Durability).
+ */
 describe('durable runs across kill -9 and restart', () => {
   const { dir: d, serve } = useDurableServers();
 
@@ -77,7 +80,7 @@ describe('durable runs across kill -9 and restart', () => {
   it.each([
     { tool: 'slow', payload: { id: 'call_1', result: null, error: INTERRUPTED }, runs: ['slow'] },
     { tool: 'slow_idempotent', payload: { id: 'call_1', result: { ok: true, n: 1 } }, runs: ['slow_idempotent', 'slow_idempotent'] },
-  ])('should answer a running $tool after a kill as SPEC §6 says (interrupted, or run again when idempotent)', async ({ tool, payload, runs }) => {
+  ])('should answer a running $tool after a kill as docs/protocol.md, Durability says (interrupted, or run again when idempotent)', async ({ tool, payload, runs }) => {
     const script = d().script('tool', tool);
     const first = await serve(d(), script, [], { SLOW_TOOL_MS: '20000' });
     await startAndWaitForTool(first, 'c3');

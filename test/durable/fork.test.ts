@@ -2,7 +2,7 @@ import { get, post } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
 import { conversation, runToPause, until, useDurableServers } from './helpers.js';
 
-/** Forks in a SQLite data dir survive a `kill -9` through the real CLI (SPEC §6 and §8). */
+/** Forks in a SQLite data dir survive a `kill -9` through the real CLI (docs/protocol.md, Durability and Forks). */
 describe('durable server: forks survive a restart', () => {
   const { dir: d, serve } = useDurableServers();
 

@@ -27,7 +27,10 @@ async function replayAll(wsBase: string, conv: string, done: (frame: Frame) => b
   return client.sequenced;
 }
 
-/** The durable frame log through the real CLI (SPEC §6): replay with since_seq and /hydrate work across restarts. */
+/**
+ * The durable frame log through the real CLI (docs/protocol.md, Durability): replay with since_seq and /hydrate work
+ * across restarts.
+ */
 describe('frames across kill -9, SIGTERM and restart', () => {
   const { dir: d, serve } = useDurableServers();
 

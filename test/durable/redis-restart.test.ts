@@ -4,7 +4,10 @@ import { useRedisServer } from '../helpers/redis-server.js';
 import { SemClient } from '../helpers/server-ws-client.js';
 import { conversation, runToPause, until, useDurableServers } from './helpers.js';
 
-/** `serve --store redis` through the real CLI on a real redis-server: what SQLite keeps, Redis keeps (SPEC §6, §7). */
+/**
+ * `serve --store redis` through the real CLI on a real redis-server: what SQLite keeps, Redis keeps
+ * (docs/protocol.md, Durability and Several instances).
+ */
 describe('durable runs on --store redis across kill -9 and restart', () => {
   const redis = useRedisServer();
   const { dir: d, serve } = useDurableServers();
@@ -14,7 +17,7 @@ describe('durable runs on --store redis across kill -9 and restart', () => {
   it('should keep a finished run and a paused one through kill -9, and finish the paused one on the next start', async () => {
     const script = d().script('tool', 'slow');
     // A short lease: the restarted instance cannot tell its dead former self from a live instance, so it
-    // takes the paused run over once that one's lease lapses (SPEC §7), not at once.
+    // takes the paused run over once that one's lease lapses (docs/protocol.md, Several instances), not at once.
     const flags = [...redisFlags(), '--lease-ms', '1000'];
     const first = await serve(d(), script, flags);
     expect(first.stdout()).toContain(`store: redis at ${redis().url}`);

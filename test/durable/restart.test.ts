@@ -6,7 +6,7 @@ import { runCli } from '../helpers/server-cli.js';
 import { SemClient } from '../helpers/server-ws-client.js';
 import { conversation, runToPause, until, useDurableServers } from './helpers.js';
 
-/** Stops, deadlines and refusals of a durable server, through the real CLI (SPEC §6). */
+/** Stops, deadlines and refusals of a durable server, through the real CLI (docs/protocol.md, Durability). */
 describe('durable server: SIGTERM, deadlines while down, one process per data dir, unreadable stores', () => {
   const { dir: d, serve } = useDurableServers();
   /** `serve` run to completion (a refusal): exit code and output. */

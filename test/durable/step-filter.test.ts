@@ -1,7 +1,10 @@
 import { post } from '../helpers/server-harness.js';
 import { conversation, runToPause, until, useDurableServers } from './helpers.js';
 
-/** The step filter is part of the stored step setting (SPEC §6, §8): a restart keeps it and applies it. */
+/**
+ * The step filter is part of the stored step setting (docs/protocol.md, Breakpoints and result edits): a restart
+ * keeps it and applies it.
+ */
 describe('durable server: step filter across a restart', () => {
   const { dir: d, serve } = useDurableServers();
 

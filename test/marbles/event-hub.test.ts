@@ -1,10 +1,18 @@
-import { marbles } from 'rxjs-marbles/jest';
-import { map } from 'rxjs';
+import { marbles, type Context } from 'rxjs-marbles/jest';
+import { map, take } from 'rxjs';
 import { createEvent, createEventHub, type StepwiseEvent } from '../../src/index.js';
+import { createProbe } from './helpers.js';
 
 const origin = (conv_id: string) => ({ conv_id, session_id: `s-${conv_id}`, inference_id: 'i', turn_id: 't' });
 const log = (conv_id: string, message: string): StepwiseEvent => createEvent('log', origin(conv_id), 0, { level: 'info', message });
 const seqs = map(({ seq, event }: { seq: number; event: StepwiseEvent }) => `${event.conv_id}${seq}`);
+
+/** A hub fed a frame of conversation `a` at frames 1, 3, 5 and 7, and a probe to log its views' subscriptions. */
+function fedHub(m: Pick<Context, 'cold' | 'hot'>) {
+  const hub = createEventHub();
+  m.hot('-a-a-a-a').subscribe((conv: string) => hub.publish(log(conv, 'x')));
+  return { hub, views: createProbe(m) };
+}
 
 describe('createEventHub', () => {
   it('should number each conversation from 1, consecutively', () => {
@@ -68,6 +76,34 @@ describe('createEventHub', () => {
     ['a', 'b', 'a'].forEach((c) => hub.publish(log(c, 'x')));
     expect(conv).toEqual(['b1']);
   });
+
+  it('should stop watching a conversation when the consumer of its view completes', marbles((m) => {
+    const { hub, views } = fedHub(m);
+    m.expect(views.watch(hub.conversation$('a')).pipe(take(2), seqs)).toBeObservable('-x-(y|)', { x: 'a1', y: 'a2' });
+    m.expect(views.log).toHaveSubscriptions('^--!');
+    m.scheduler.schedule(() => expect(hub.isWatched('a')).toBe(false), 4);
+  }));
+
+  it('should stop watching a conversation when the consumer of its replay errors', marbles((m) => {
+    const { hub, views } = fedHub(m);
+    const failing = views.watch(hub.replay$('a', 0)).pipe(
+      map(({ seq }) => {
+        if (seq === 2) throw 'a bug in the consumer';
+        return seq;
+      }),
+    );
+    m.expect(failing).toBeObservable('-x-#', { x: 1 }, 'a bug in the consumer');
+    m.expect(views.log).toHaveSubscriptions('^--!');
+    m.scheduler.schedule(() => expect(hub.isWatched('a')).toBe(false), 4);
+  }));
+
+  it('should stop watching a conversation when its view is unsubscribed (a socket closed)', marbles((m) => {
+    const { hub, views } = fedHub(m);
+    m.expect(views.watch(hub.replay$('a', 0)).pipe(seqs), '^----!').toBeObservable('-x-y-', { x: 'a1', y: 'a2' });
+    m.expect(views.log).toHaveSubscriptions('^----!');
+    m.scheduler.schedule(() => expect(hub.isWatched('a')).toBe(true), 4);
+    m.scheduler.schedule(() => expect(hub.isWatched('a')).toBe(false), 6);
+  }));
 
   it('should refuse a bad buffer size at factory time', () => {
     expect(() => createEventHub({ bufferSize: 0 })).toThrow(/bufferSize/);

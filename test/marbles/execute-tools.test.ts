@@ -1,15 +1,23 @@
 import { marbles } from 'rxjs-marbles/jest';
-import { NEVER, of } from 'rxjs';
+import { map, NEVER, of } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type RunResult, type ToolUseBlock } from '../../src/index.js';
+import { defineTool, executeTools, type LoopState, type RunResult, type ToolUseBlock } from '../../src/index.js';
 import { createVirtualTool } from '../../src/testing/index.js';
-import { callEcho, createTestRuntime } from './helpers.js';
+import { callEcho, createTestLoopPorts, createTestRuntime, loopState, toolCallBlock, toolOf } from './helpers.js';
 
 const toolUses = (result: RunResult | undefined): ToolUseBlock['payload'][] =>
   (result?.turn.blocks ?? []).filter((b): b is ToolUseBlock => b.kind === 'tool_use').map((b) => b.payload);
 
 const threeCalls = { tool_calls: ['a', 'b', 'c'].map((id) => ({ id, name: 'echo', arguments: { text: id } })) };
 const isExec = (label: string): boolean => /^tool-(execution-started|result)/.test(label);
+
+/** Each state's tool results, as `ok` or `error`, in call order. */
+const resultsOf = map((state: LoopState) =>
+  state.blocks
+    .filter((b): b is ToolUseBlock => b.kind === 'tool_use')
+    .map((b) => (b.payload.error === undefined ? 'ok' : 'error'))
+    .join(','),
+);
 
 describe('executeTools', () => {
   it('should run tools in parallel, at most maxParallelTools at once, and keep call order', marbles((m) => {
@@ -134,4 +142,63 @@ describe('executeTools', () => {
     expect(seen).toEqual([['other'], ['echo', 'other']]);
     expect(() => rt.session.start({ prompt: 'c', overrides: { tools: ['ghost'] } })).toThrow(/unknown tool names: ghost/);
   });
+
+  it('should unsubscribe from a tool when it completes, and from its source when that completes', marbles((m) => {
+    const tool = m.cold('--(r|)', { r: 'done' });
+    const source = m.hot<LoopState>('-s----|', { s: loopState([toolCallBlock('call_1', 'slow')]) });
+    const { ports } = createTestLoopPorts({ tools: [toolOf('slow', tool)] });
+    m.expect(source.pipe(executeTools(ports), resultsOf)).toBeObservable('---a--|', { a: 'ok' });
+    m.expect(source).toHaveSubscriptions('^-----!');
+    m.expect(tool).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from a tool that errors, whose failure is a result the model sees', marbles((m) => {
+    const tool = m.cold('--#', {}, new Error('disk full'));
+    const source = m.hot<LoopState>('-s----|', { s: loopState([toolCallBlock('call_1', 'slow')]) });
+    const { ports } = createTestLoopPorts({ tools: [toolOf('slow', tool)] });
+    m.expect(source.pipe(executeTools(ports), resultsOf)).toBeObservable('---e--|', { e: 'error' });
+    m.expect(source).toHaveSubscriptions('^-----!');
+    m.expect(tool).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from a tool that times out', marbles((m) => {
+    const tool = m.cold('-------(r|)', { r: 'late' });
+    const source = m.hot<LoopState>('-s-------|', { s: loopState([toolCallBlock('call_1', 'slow')]) });
+    const { ports } = createTestLoopPorts({ tools: [toolOf('slow', tool)], executor: { timeoutMs: 3 } });
+    m.expect(source.pipe(executeTools(ports), resultsOf)).toBeObservable('----e----|', { e: 'error' });
+    m.expect(tool).toHaveSubscriptions('-^--!');
+  }));
+
+  it('should unsubscribe from the other running calls when one fails under the abort policy', marbles((m) => {
+    const slow = m.cold('------(r|)', { r: 'late' });
+    const boom = m.cold('--#', {}, new Error('disk on fire'));
+    const source = m.hot<LoopState>('-s-------|', { s: loopState([toolCallBlock('call_s', 'slow'), toolCallBlock('call_b', 'boom')]) });
+    const { ports } = createTestLoopPorts({
+      tools: [toolOf('slow', slow), defineTool({ name: 'boom', description: 'fails', parameters: { type: 'object' }, policy: 'abort', execute: () => boom })],
+    });
+    const outcome = map((state: LoopState) => state.outcome?.status ?? 'open');
+    m.expect(source.pipe(executeTools(ports), outcome)).toBeObservable('---f-----|', { f: 'failed' });
+    m.expect(slow).toHaveSubscriptions('-^-!');
+    m.expect(boom).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from a running tool when its source errors', marbles((m) => {
+    const tool = m.cold('-----(r|)', { r: 'done' });
+    const source = m.hot<LoopState>('-s-#', { s: loopState([toolCallBlock('call_1', 'slow')]) });
+    const { ports } = createTestLoopPorts({ tools: [toolOf('slow', tool)] });
+    m.expect(source.pipe(executeTools(ports), resultsOf)).toBeObservable('---#');
+    m.expect(source).toHaveSubscriptions('^--!');
+    m.expect(tool).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from its source and every running tool when unsubscribed (cancelled)', marbles((m) => {
+    const a = m.cold('------(r|)', { r: 'a' });
+    const b = m.cold('--------(r|)', { r: 'b' });
+    const source = m.hot<LoopState>('-s-------|', { s: loopState([toolCallBlock('call_a', 'a'), toolCallBlock('call_b', 'b')]) });
+    const { ports } = createTestLoopPorts({ tools: [toolOf('a', a), toolOf('b', b)] });
+    m.expect(source.pipe(executeTools(ports), resultsOf), '^---!').toBeObservable('-----');
+    m.expect(source).toHaveSubscriptions('^---!');
+    m.expect(a).toHaveSubscriptions('-^--!');
+    m.expect(b).toHaveSubscriptions('-^--!');
+  }));
 });

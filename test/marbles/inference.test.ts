@@ -1,9 +1,11 @@
 import { marbles } from 'rxjs-marbles/jest';
-import { from, NEVER, of, type Observable } from 'rxjs';
-import { EngineError, type Engine, type EngineEvent, type RunResult } from '../../src/index.js';
-import { createTestRuntime } from './helpers.js';
+import { from, map, NEVER, of, type Observable } from 'rxjs';
+import { EngineError, inference, type Engine, type EngineEvent, type LoopState, type RunResult } from '../../src/index.js';
+import { createTestLoopPorts, createTestRuntime, engineOf, FINISHED, loopState } from './helpers.js';
 
 const events = (...list: EngineEvent[]): Observable<EngineEvent> => from(list);
+const iterations = map((state: LoopState) => state.iteration);
+const outcomes = map((state: LoopState) => state.outcome?.status ?? 'open');
 const finished: EngineEvent = { type: 'finished', model: 'm-1', usage: { input_tokens: 12, output_tokens: 3 }, stop_reason: 'stop' };
 
 describe('inference', () => {
@@ -79,6 +81,42 @@ describe('inference', () => {
     m.scheduler.schedule(() => rt.session.start({ prompt: 'hi' }), 0);
     m.scheduler.schedule(() => rt.session.cancel(), 3);
     m.expect(rt.labels$((l) => l.startsWith('run-ended'))).toBeObservable('---k', { k: 'run-ended:cancelled' });
+  }));
+
+  it('should unsubscribe from the engine when it completes, and from its source when that completes', marbles((m) => {
+    const engine = m.cold<EngineEvent>('--(f|)', { f: FINISHED });
+    const source = m.hot<LoopState>('-s----|', { s: loopState() });
+    const { ports } = createTestLoopPorts({ engine: engineOf(engine) });
+    m.expect(source.pipe(inference(ports), iterations)).toBeObservable('---a--|', { a: 1 });
+    m.expect(source).toHaveSubscriptions('^-----!');
+    m.expect(engine).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from an engine that errors, ending that state as failed', marbles((m) => {
+    const engine = m.cold<EngineEvent>('--#', {}, new EngineError('upstream 500', 'http_500', 500));
+    const source = m.hot<LoopState>('-s----|', { s: loopState() });
+    const { ports } = createTestLoopPorts({ engine: engineOf(engine) });
+    m.expect(source.pipe(inference(ports), outcomes)).toBeObservable('---f--|', { f: 'failed' });
+    m.expect(source).toHaveSubscriptions('^-----!');
+    m.expect(engine).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from the engine when its source errors', marbles((m) => {
+    const engine = m.cold<EngineEvent>('-----(f|)', { f: FINISHED });
+    const source = m.hot<LoopState>('-s-#', { s: loopState() });
+    const { ports } = createTestLoopPorts({ engine: engineOf(engine) });
+    m.expect(source.pipe(inference(ports), iterations)).toBeObservable('---#');
+    m.expect(source).toHaveSubscriptions('^--!');
+    m.expect(engine).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from its source and the engine when unsubscribed (cancelled)', marbles((m) => {
+    const engine = m.cold<EngineEvent>('-d-----(f|)', { d: { type: 'text-delta', delta: 'Hel' }, f: FINISHED });
+    const source = m.hot<LoopState>('-s------|', { s: loopState() });
+    const { ports } = createTestLoopPorts({ engine: engineOf(engine) });
+    m.expect(source.pipe(inference(ports), iterations), '^---!').toBeObservable('-----');
+    m.expect(source).toHaveSubscriptions('^---!');
+    m.expect(engine).toHaveSubscriptions('-^--!');
   }));
 });
 

@@ -1,4 +1,4 @@
-import { marbles } from 'rxjs-marbles/jest';
+import { marbles, type Context } from 'rxjs-marbles/jest';
 import { map, NEVER, of } from 'rxjs';
 import {
   createSequentialIds,
@@ -7,10 +7,12 @@ import {
   pausePoint,
   type Block,
   type LoopState,
+  type StepController,
+  type StepControllerConfig,
   type StepwiseEvent,
 } from '../../src/index.js';
 import { createVirtualTool, labelOf } from '../../src/testing/index.js';
-import { runContext } from './helpers.js';
+import { createProbe, createTestLoopPorts, runContext } from './helpers.js';
 
 const call: Block = { id: 'b1', kind: 'tool_call', payload: { id: 'call_1', name: 'echo', args: { text: 'a' } } };
 
@@ -23,6 +25,16 @@ function setup() {
 }
 
 const summary = map((s: LoopState) => `${s.outcome?.status ?? 'open'}:${s.decision?.action ?? '-'}`);
+
+/** Step mode on for sess_1, and the controller port's every pause logged in `pauses.log`. */
+function setupProbed(m: Pick<Context, 'cold'>, config: StepControllerConfig = {}) {
+  const { ports, published } = createTestLoopPorts({ tools: [createVirtualTool()], controller: config });
+  const pauses = createProbe(m);
+  const controller: StepController = { ...ports.controller, pause: (request) => pauses.watch(ports.controller.pause(request)) };
+  controller.enable('sess_1');
+  const state = (blocks: Block[]): LoopState => ({ run: runContext(), blocks, iteration: 1 });
+  return { controller, ports: { ...ports, controller }, published, pauses, state };
+}
 
 describe('pausePoint', () => {
   it('should pass the state through at once when step mode is off', marbles((m) => {
@@ -65,5 +77,41 @@ describe('pausePoint', () => {
       error: { code: 'invalid_arguments', details: { edits: { call_1: ['text: Invalid input: expected string, received array'] } } },
     });
     m.expect(NEVER).toBeObservable('');
+  }));
+
+  it('should unsubscribe from the pause when it is continued, and from its source when that completes', marbles((m) => {
+    const { controller, ports, pauses, state } = setupProbed(m);
+    const source = m.hot<LoopState>('-s----|', { s: state([call]) });
+    m.expect(source.pipe(pausePoint('after_inference', ports), summary)).toBeObservable('----a-|', { a: 'open:continue' });
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1' }), 4);
+    m.expect(source).toHaveSubscriptions('^-----!');
+    m.expect(pauses.log).toHaveSubscriptions('-^--!');
+  }));
+
+  it('should unsubscribe from the pause when its deadline resolves it', marbles((m) => {
+    const { ports, pauses, state } = setupProbed(m, { pauseTimeoutMs: 3 });
+    const source = m.hot<LoopState>('-s----|', { s: state([call]) });
+    m.expect(source.pipe(pausePoint('after_inference', ports), summary)).toBeObservable('----a-|', { a: 'open:continue' });
+    m.expect(pauses.log).toHaveSubscriptions('-^--!');
+  }));
+
+  it('should unsubscribe from the pause, resolving it as cancelled, when its source errors', marbles((m) => {
+    const { ports, pauses, published, state } = setupProbed(m);
+    const source = m.hot<LoopState>('-s-#', { s: state([call]) });
+    m.expect(source.pipe(pausePoint('after_tools', ports), summary)).toBeObservable('---#');
+    m.expect(source).toHaveSubscriptions('^--!');
+    m.expect(pauses.log).toHaveSubscriptions('-^-!');
+    m.flush();
+    expect(published.map(labelOf)).toEqual(['paused:after_tools', 'resumed:cancelled']);
+  }));
+
+  it('should unsubscribe from its source and the pause when unsubscribed (cancelled)', marbles((m) => {
+    const { controller, ports, pauses, state } = setupProbed(m);
+    const source = m.hot<LoopState>('-s------|', { s: state([call]) });
+    m.expect(source.pipe(pausePoint('after_tools', ports), summary), '^---!').toBeObservable('-----');
+    m.expect(source).toHaveSubscriptions('^---!');
+    m.expect(pauses.log).toHaveSubscriptions('-^--!');
+    m.flush();
+    expect(controller.pending()).toEqual([]);
   }));
 });

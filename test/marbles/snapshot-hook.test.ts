@@ -1,6 +1,10 @@
 import { marbles } from 'rxjs-marbles/jest';
-import type { Snapshot } from '../../src/index.js';
-import { callEcho, createTestRuntime } from './helpers.js';
+import { map } from 'rxjs';
+import { snapshotHook, type LoopState, type Snapshot } from '../../src/index.js';
+import { labelOf } from '../../src/testing/index.js';
+import { callEcho, createTestLoopPorts, createTestRuntime, loopState } from './helpers.js';
+
+const passed = map((state: LoopState) => state.iteration);
 
 describe('snapshotHook', () => {
   it('should call the hook at pre_inference, post_inference and post_tools with the turn so far', () => {
@@ -34,4 +38,41 @@ describe('snapshotHook', () => {
     expect(status).toBe('completed');
     expect(logs).toEqual(['snapshot hook pre_inference failed: disk full', 'snapshot hook post_inference failed: disk full']);
   });
+
+  it('should unsubscribe from the hook when it completes, and from its source when that completes', marbles((m) => {
+    const hook = m.cold('--|');
+    const source = m.hot<LoopState>('-s----|', { s: loopState() });
+    const { ports } = createTestLoopPorts();
+    m.expect(source.pipe(snapshotHook('post_tools', ports, () => hook), passed)).toBeObservable('---s--|', { s: 0 });
+    m.expect(source).toHaveSubscriptions('^-----!');
+    m.expect(hook).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from a hook that errors, log it and pass the state on', marbles((m) => {
+    const hook = m.cold('--#', {}, new Error('disk full'));
+    const source = m.hot<LoopState>('-s----|', { s: loopState() });
+    const { ports, published } = createTestLoopPorts();
+    m.expect(source.pipe(snapshotHook('post_tools', ports, () => hook), passed)).toBeObservable('---s--|', { s: 0 });
+    m.expect(hook).toHaveSubscriptions('-^-!');
+    m.flush();
+    expect(published.map(labelOf)).toEqual(['log:warn']);
+  }));
+
+  it('should unsubscribe from the hook when its source errors', marbles((m) => {
+    const hook = m.cold('-----|');
+    const source = m.hot<LoopState>('-s-#', { s: loopState() });
+    const { ports } = createTestLoopPorts();
+    m.expect(source.pipe(snapshotHook('post_tools', ports, () => hook), passed)).toBeObservable('---#');
+    m.expect(source).toHaveSubscriptions('^--!');
+    m.expect(hook).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from its source and the hook when unsubscribed (cancelled)', marbles((m) => {
+    const hook = m.cold('-----|');
+    const source = m.hot<LoopState>('-s------|', { s: loopState() });
+    const { ports } = createTestLoopPorts();
+    m.expect(source.pipe(snapshotHook('post_tools', ports, () => hook), passed), '^---!').toBeObservable('-----');
+    m.expect(source).toHaveSubscriptions('^---!');
+    m.expect(hook).toHaveSubscriptions('-^--!');
+  }));
 });

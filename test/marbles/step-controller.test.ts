@@ -1,7 +1,7 @@
-import { marbles } from 'rxjs-marbles/jest';
-import { map, NEVER } from 'rxjs';
+import { marbles, type Context } from 'rxjs-marbles/jest';
+import { asapScheduler, map, NEVER } from 'rxjs';
 import { createSequentialIds, createStepController, type PauseRequest, type StepwiseEvent } from '../../src/index.js';
-import { labelOf } from './helpers.js';
+import { createProbe, labelOf } from './helpers.js';
 
 function setup(config: Parameters<typeof createStepController>[1] = {}) {
   const published: StepwiseEvent[] = [];
@@ -20,6 +20,22 @@ function setup(config: Parameters<typeof createStepController>[1] = {}) {
 }
 
 const reasonOf = map((resolution: { reason: string }) => resolution.reason);
+
+/**
+ * A controller whose two clocks log what they schedule: `deadlines.log` each pause's deadline timer,
+ * `resumes.log` each hand-back of a resolution to its run.
+ */
+function setupClocked(m: Pick<Context, 'cold'>, config: Parameters<typeof createStepController>[1] = {}) {
+  const deadlines = createProbe(m);
+  const resumes = createProbe(m);
+  const published: StepwiseEvent[] = [];
+  const controller = createStepController(
+    { ids: createSequentialIds(), publish: (event) => published.push(event), scheduler: deadlines.clock(), resumeScheduler: resumes.clock(asapScheduler) },
+    config,
+  );
+  const { request } = setup();
+  return { controller, published, request, deadlines, resumes };
+}
 
 describe('createStepController', () => {
   it('should release a wait when the pause is continued', marbles((m) => {
@@ -164,6 +180,53 @@ describe('createStepController', () => {
     expect(controller.pending('s1').map((pause) => pause.pause_id)).toEqual(['pause_1']);
     expect(controller.pending().map((pause) => pause.session_id)).toEqual(['s1', 's2']);
     m.expect(NEVER).toBeObservable('');
+  }));
+
+  it('should release the deadline timer when the pause is continued, and hand the resolution back once', marbles((m) => {
+    const { controller, request, deadlines, resumes } = setupClocked(m);
+    m.expect(controller.pause(request()).pipe(reasonOf)).toBeObservable('5ms (c|)', { c: 'continued' });
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1' }), 5);
+    m.expect(deadlines.log).toHaveSubscriptions('^----!');
+    m.expect(resumes.log).toHaveSubscriptions('-----(^!)');
+  }));
+
+  it('should release the deadline timer when it fires', marbles((m) => {
+    const { controller, request, deadlines, resumes } = setupClocked(m, { pauseTimeoutMs: 1000 });
+    m.expect(controller.pause(request()).pipe(reasonOf)).toBeObservable('1s (t|)', { t: 'timeout' });
+    m.expect(deadlines.log).toHaveSubscriptions('^ 999ms !');
+    m.expect(resumes.log).toHaveSubscriptions('1s (^!)');
+  }));
+
+  it('should release the deadline timer and hand nothing back when unsubscribed (cancelled)', marbles((m) => {
+    const { controller, published, request, deadlines, resumes } = setupClocked(m);
+    m.expect(controller.pause(request()).pipe(reasonOf), '^-!').toBeObservable('--');
+    m.expect(deadlines.log).toHaveSubscriptions('^-!');
+    m.expect(resumes.log).toHaveSubscriptions('--(^!)');
+    m.flush();
+    expect(published.map(labelOf)).toEqual(['paused:after_inference', 'resumed:cancelled']);
+  }));
+
+  it('should release the deadline timer when step mode is disabled', marbles((m) => {
+    const { controller, request, deadlines } = setupClocked(m);
+    controller.enable('s1');
+    m.expect(controller.pause(request('s1')).pipe(reasonOf)).toBeObservable('3ms (d|)', { d: 'disabled' });
+    m.scheduler.schedule(() => controller.disable('s1'), 3);
+    m.expect(deadlines.log).toHaveSubscriptions('^--!');
+  }));
+
+  it('should leave no timer and no pending pause when its consumer errors on the resolution', marbles((m) => {
+    const { controller, request, deadlines, resumes } = setupClocked(m);
+    const failing = controller.pause(request()).pipe(
+      map(() => {
+        throw 'a bug downstream';
+      }),
+    );
+    m.expect(failing).toBeObservable('2ms #', undefined, 'a bug downstream');
+    m.scheduler.schedule(() => controller.submit({ pause_id: 'pause_1' }), 2);
+    m.expect(deadlines.log).toHaveSubscriptions('^-!');
+    m.expect(resumes.log).toHaveSubscriptions('--(^!)');
+    m.flush();
+    expect(controller.pending()).toEqual([]);
   }));
 
   it('should fail at factory time on bad options', () => {

@@ -1,7 +1,18 @@
 import { marbles } from 'rxjs-marbles/jest';
 import { map, timer } from 'rxjs';
 import { z } from 'zod';
-import { createToolExecutor, createToolRegistry, defineTool } from '../../src/index.js';
+import { createToolExecutor, createToolRegistry, defineTool, type ToolExecutorConfig } from '../../src/index.js';
+import { toolOf } from './helpers.js';
+
+/** `s` when the call started, then `r` for a result or `e` for an error result. */
+const progressOf = map((progress: { type: string; outcome?: { error?: string } }) =>
+  progress.type === 'started' ? 's' : progress.outcome?.error === undefined ? 'r' : 'e',
+);
+
+/** An executor of one tool, `slow`, whose every call is `stream`. */
+const executorFor = (stream: Parameters<typeof toolOf>[1], config: ToolExecutorConfig = {}) =>
+  createToolExecutor(createToolRegistry([toolOf('slow', stream)]), config);
+const slowCall = { id: 'call_1', name: 'slow', args: {} };
 
 describe('createToolExecutor', () => {
   it('should emit started before the tool is called, then finished', marbles((m) => {
@@ -35,4 +46,29 @@ describe('createToolExecutor', () => {
       .subscribe((progress) => order.push(progress.type));
     expect(order).toEqual(['started', 'tool ran', 'finished']);
   });
+
+  it('should unsubscribe from a tool when it completes', marbles((m) => {
+    const tool = m.cold('--a-(b|)', { a: 'partial', b: 'done' });
+    m.expect(executorFor(tool).execute(slowCall).pipe(progressOf)).toBeObservable('s---(r|)');
+    m.expect(tool).toHaveSubscriptions('^---!');
+  }));
+
+  it('should unsubscribe from a tool that errors, and subscribe again for each retry', marbles((m) => {
+    const tool = m.cold('--#', {}, new Error('flaky'));
+    const executor = executorFor(tool, { policy: 'retry', maxRetries: 2, retryBaseDelayMs: 1 });
+    m.expect(executor.execute(slowCall).pipe(progressOf)).toBeObservable('s--------(e|)');
+    m.expect(tool).toHaveSubscriptions(['^-!', '---^-!', '-------^-!']);
+  }));
+
+  it('should unsubscribe from a tool that times out', marbles((m) => {
+    const tool = m.cold('------(b|)', { b: 'late' });
+    m.expect(executorFor(tool, { timeoutMs: 3 }).execute(slowCall).pipe(progressOf)).toBeObservable('s--(e|)');
+    m.expect(tool).toHaveSubscriptions('^--!');
+  }));
+
+  it('should unsubscribe from a tool when unsubscribed (its run cancelled)', marbles((m) => {
+    const tool = m.cold('------(b|)', { b: 'late' });
+    m.expect(executorFor(tool).execute(slowCall).pipe(progressOf), '^--!').toBeObservable('s--');
+    m.expect(tool).toHaveSubscriptions('^--!');
+  }));
 });

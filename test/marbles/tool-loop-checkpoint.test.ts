@@ -1,8 +1,27 @@
-import { marbles } from 'rxjs-marbles/jest';
+import { marbles, type Context } from 'rxjs-marbles/jest';
+import { map, type Observable } from 'rxjs';
+import { toolLoop, type BoundaryHook, type Engine, type EngineEvent, type LoopState } from '../../src/index.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { RunCheckpoint, Store } from '../../src/core/store.js';
 import { createVirtualTool } from '../../src/testing/index.js';
-import { callEcho, createTestRuntime } from './helpers.js';
+import { callEcho, createTestLoopPorts, createTestRuntime, FINISHED, loopState, toolOf } from './helpers.js';
+
+const phases = map((state: LoopState) => state.outcome?.status ?? state.next ?? 'start');
+
+/** A loop whose first inference asks for the `slow` tool and whose checkpoint port returns `barrier` before the tools. */
+function barrierLoop(m: Pick<Context, 'cold'>, barrierMarbles: string) {
+  const barrier = m.cold<never>(barrierMarbles, {}, new Error('the store is away'));
+  const tool = m.cold('--(r|)', { r: 'done' });
+  const answers = [
+    m.cold<EngineEvent>('--(cf|)', { c: { type: 'tool-call', id: 'call_1', name: 'slow', args: {} }, f: FINISHED }),
+    m.cold<EngineEvent>('--(f|)', { f: FINISHED }),
+  ];
+  let inferences = 0;
+  const engine: Engine = { name: 'test', model: 'm-1', infer: () => answers[Math.min(inferences++, 1)] as Observable<EngineEvent> };
+  const { ports } = createTestLoopPorts({ engine, tools: [toolOf('slow', tool)] });
+  const onBoundary: BoundaryHook = (_state, next) => (next === 'tools' ? barrier : undefined);
+  return { loop: toolLoop(ports, { onBoundary }), barrier, tool };
+}
 
 /** A memory store that also records each checkpoint written and each one deleted, with the virtual time. */
 function recordingStore(now: () => number): { store: Store; log: string[]; checkpoints: RunCheckpoint[] } {
@@ -46,5 +65,30 @@ describe('toolLoop checkpoint port (onBoundary)', () => {
     m.scheduler.schedule(() => rt.session.start({ prompt: 'hi' }).result$.subscribe(), 0);
     m.flush();
     expect(recorded.log).toEqual(['0:inference', '0:tools', '10:inference', '10:end']);
+  }));
+
+  it('should start the tools once the barrier completed, and unsubscribe from it then', marbles((m) => {
+    const { loop, barrier, tool } = barrierLoop(m, '--|');
+    const source = m.hot<LoopState>('-s|', { s: loopState() });
+    m.expect(source.pipe(loop, phases)).toBeObservable('-s-a---b-(cz|)', { s: 'start', a: 'after_inference', b: 'after_tools', c: 'after_inference', z: 'completed' });
+    m.expect(barrier).toHaveSubscriptions('---^-!');
+    m.expect(tool).toHaveSubscriptions('-----^-!');
+  }));
+
+  it('should unsubscribe from a barrier that errors and end the run as failed before any tool starts', marbles((m) => {
+    const { loop, barrier, tool } = barrierLoop(m, '--#');
+    const source = m.hot<LoopState>('-s|', { s: loopState() });
+    m.expect(source.pipe(loop, phases)).toBeObservable('-s-a-(f|)', { s: 'start', a: 'after_inference', f: 'failed' });
+    m.expect(barrier).toHaveSubscriptions('---^-!');
+    m.expect(tool).toHaveSubscriptions([]);
+  }));
+
+  it('should unsubscribe from a barrier still waiting when unsubscribed (cancelled), starting no tool', marbles((m) => {
+    const { loop, barrier, tool } = barrierLoop(m, '-----|');
+    const source = m.hot<LoopState>('-s-------|', { s: loopState() });
+    m.expect(source.pipe(loop, phases), '^---!').toBeObservable('-s-a', { s: 'start', a: 'after_inference' });
+    m.expect(source).toHaveSubscriptions('^---!');
+    m.expect(barrier).toHaveSubscriptions('---^!');
+    m.expect(tool).toHaveSubscriptions([]);
   }));
 });

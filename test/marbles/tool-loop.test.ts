@@ -1,9 +1,9 @@
-import { marbles } from 'rxjs-marbles/jest';
-import { defer, tap, type Observable } from 'rxjs';
+import { marbles, type Context } from 'rxjs-marbles/jest';
+import { defer, map, tap, type Observable } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type Engine, type EngineEvent, type RunResult, type ToolCallBlock, type ToolUseBlock } from '../../src/index.js';
-import { createVirtualTool } from '../../src/testing/index.js';
-import { callEcho, createTestRuntime, isPauseOrEnd, PAUSE_LABELS as L } from './helpers.js';
+import { defineTool, toolLoop, type Engine, type EngineEvent, type LoopState, type RunResult, type StepController, type ToolCallBlock, type ToolUseBlock } from '../../src/index.js';
+import { createVirtualTool, labelOf } from '../../src/testing/index.js';
+import { callEcho, createProbe, createTestLoopPorts, createTestRuntime, FINISHED, isPauseOrEnd, loopState, PAUSE_LABELS as L, toolOf } from './helpers.js';
 
 const toolUses = (result: RunResult | undefined): ToolUseBlock['payload'][] =>
   (result?.turn.blocks ?? []).filter((b): b is ToolUseBlock => b.kind === 'tool_use').map((b) => b.payload);
@@ -13,6 +13,25 @@ function startAt(m: { scheduler: { schedule(work: () => void, delay: number): un
   const box: { result?: RunResult } = {};
   m.scheduler.schedule(() => start().subscribe((result) => (box.result = result)), frame);
   return box;
+}
+
+/** Where each state the loop emits goes next (`start` for its input), or how the run ended. */
+const phases = map((state: LoopState) => state.outcome?.status ?? state.next ?? 'start');
+
+/**
+ * The loop's ports with test observables: the first inference asks for the `slow` tool, the second
+ * answers; the controller's pauses are logged in `pauses.log`.
+ */
+function loopPorts(m: Pick<Context, 'cold'>, marbles: { first: string; tool: string; second: string }) {
+  const first = m.cold<EngineEvent>(marbles.first, { c: { type: 'tool-call', id: 'call_1', name: 'slow', args: {} }, f: FINISHED });
+  const second = m.cold<EngineEvent>(marbles.second, { f: FINISHED });
+  const tool = m.cold(marbles.tool, { r: 'done' });
+  let inferences = 0;
+  const engine: Engine = { name: 'test', model: 'm-1', infer: () => (inferences++ === 0 ? first : second) };
+  const { ports, published } = createTestLoopPorts({ engine, tools: [toolOf('slow', tool)] });
+  const pauses = createProbe(m);
+  const controller: StepController = { ...ports.controller, pause: (request) => pauses.watch(ports.controller.pause(request)) };
+  return { ports: { ...ports, controller }, published, first, second, tool, pauses };
 }
 
 describe('toolLoop', () => {
@@ -242,5 +261,58 @@ describe('toolLoop', () => {
     m.flush();
     expect(result?.status).toBe('completed');
     expect(pauses).toBe(2 * steps);
+  }));
+
+  it('should unsubscribe from each inference and tool call as it completes, and complete after the last', marbles((m) => {
+    const { ports, first, tool, second } = loopPorts(m, { first: '--(cf|)', tool: '--(r|)', second: '--(f|)' });
+    const source = m.hot<LoopState>('-s|', { s: loopState() });
+    m.expect(source.pipe(toolLoop(ports), phases)).toBeObservable('-s-a-b-(cz|)', {
+      s: 'start',
+      a: 'after_inference',
+      b: 'after_tools',
+      c: 'after_inference',
+      z: 'completed',
+    });
+    m.expect(source).toHaveSubscriptions('^-!');
+    m.expect(first).toHaveSubscriptions('-^-!');
+    m.expect(tool).toHaveSubscriptions('---^-!');
+    m.expect(second).toHaveSubscriptions('-----^-!');
+  }));
+
+  it('should unsubscribe from an engine that errors and end the run as failed, running no tool', marbles((m) => {
+    const { ports, first, tool } = loopPorts(m, { first: '--#', tool: '--(r|)', second: '--(f|)' });
+    const source = m.hot<LoopState>('-s|', { s: loopState() });
+    m.expect(source.pipe(toolLoop(ports), phases)).toBeObservable('-s-(f|)', { s: 'start', f: 'failed' });
+    m.expect(first).toHaveSubscriptions('-^-!');
+    m.expect(tool).toHaveSubscriptions([]);
+  }));
+
+  it('should unsubscribe from the running inference when its source errors', marbles((m) => {
+    const { ports, first } = loopPorts(m, { first: '----(cf|)', tool: '--(r|)', second: '--(f|)' });
+    const source = m.hot<LoopState>('-s-#', { s: loopState() });
+    m.expect(source.pipe(toolLoop(ports), phases)).toBeObservable('-s-#', { s: 'start' });
+    m.expect(source).toHaveSubscriptions('^--!');
+    m.expect(first).toHaveSubscriptions('-^-!');
+  }));
+
+  it('should unsubscribe from its source and the running tool when unsubscribed (cancelled)', marbles((m) => {
+    const { ports, first, tool, second } = loopPorts(m, { first: '--(cf|)', tool: '-----(r|)', second: '--(f|)' });
+    const source = m.hot<LoopState>('-s-------|', { s: loopState() });
+    m.expect(source.pipe(toolLoop(ports), phases), '^---!').toBeObservable('-s-a', { s: 'start', a: 'after_inference' });
+    m.expect(source).toHaveSubscriptions('^---!');
+    m.expect(first).toHaveSubscriptions('-^-!');
+    m.expect(tool).toHaveSubscriptions('---^!');
+    m.expect(second).toHaveSubscriptions([]);
+  }));
+
+  it('should unsubscribe from an open pause when unsubscribed (cancelled), resolving it as cancelled', marbles((m) => {
+    const { ports, published, tool, pauses } = loopPorts(m, { first: '--(cf|)', tool: '--(r|)', second: '--(f|)' });
+    ports.controller.enable('sess_1');
+    const source = m.hot<LoopState>('-s-------|', { s: loopState() });
+    m.expect(source.pipe(toolLoop(ports), phases), '^----!').toBeObservable('-s-a', { s: 'start', a: 'after_inference' });
+    m.expect(pauses.log).toHaveSubscriptions('---^-!');
+    m.expect(tool).toHaveSubscriptions([]);
+    m.flush();
+    expect(published.map(labelOf).filter((label) => /^(paused|resumed)/.test(label))).toEqual(['paused:after_inference', 'resumed:cancelled']);
   }));
 });

@@ -24,7 +24,7 @@ const rm = defineTool({
 let n = 0;
 const nextConv = () => `bp-${++n}`;
 
-describe('breakpoints over the wire (SPEC §8)', () => {
+describe('breakpoints over the wire (docs/protocol.md, Breakpoints and result edits)', () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer({ debug: true, script, runtime: { tools: [...createTestTools(), rm], pauseTimeoutMs: 10_000 } });

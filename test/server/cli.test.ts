@@ -37,7 +37,10 @@ writeFileSync(
   }),
 );
 
-/** Every flag of SPEC §4 this version has, plus --profiles and --demo-tools (written out: the help must not drift). */
+/**
+ * Every flag of `stepwise serve` (docs/protocol.md, Command line) this version has, plus --profiles and --demo-tools
+ * (written out: the help must not drift).
+ */
 const SERVE_FLAGS = [
   '--host', '--port', '--engine', '--model', '--base-url', '--script', '--tools', '--demo-tools', '--profiles', '--mcp', '--debug',
   '--pause-timeout-ms', '--pause-timeout-action', '--max-iterations', '--tool-timeout-ms', '--max-parallel-tools',

@@ -4,16 +4,33 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { committedFrames } from '../../src/streams/committed-frames.js';
-import { createEventHub } from '../../src/streams/event-hub.js';
-import type { StepwiseEvent } from '../../src/streams/events.js';
+import { createCommitQueue } from '../../src/streams/commit-queue.js';
+import { createEventHub, type EventHub } from '../../src/streams/event-hub.js';
+import type { SequencedEvent, StepwiseEvent } from '../../src/streams/events.js';
 import type { Store } from '../../src/core/store.js';
 
 const log = (conv_id: string, message: string): StepwiseEvent => ({
   type: 'log', level: 'info', message, conv_id, session_id: 's', inference_id: 'i', turn_id: 't', at: 0,
 });
 
-describe('committed frames (hub -> store -> fan-out)', () => {
+/** The hub's items pushed into a commit queue from one subscription, as the frame log does: each passed on once committed. */
+function commitFrom(
+  hub: EventHub,
+  store: Pick<Store, 'appendFrames'>,
+  committed: (item: SequencedEvent) => void,
+  failed: (error: unknown, item: SequencedEvent) => void = () => {},
+): { unsubscribe(): void } {
+  const queue = createCommitQueue(store, { committed, failed });
+  const source = hub.events$.subscribe((item) => queue.push(item));
+  return {
+    unsubscribe: () => {
+      queue.close();
+      source.unsubscribe();
+    },
+  };
+}
+
+describe('commit queue (hub -> store -> fan-out)', () => {
   const dirs: string[] = [];
   const stores: Store[] = [];
   afterEach(async () => {
@@ -32,7 +49,7 @@ describe('committed frames (hub -> store -> fan-out)', () => {
     const hub = createEventHub();
     const seen: number[] = [];
     const done = new Promise<void>((resolve) => {
-      hub.events$.pipe(committedFrames(store)).subscribe((item) => {
+      commitFrom(hub, store, (item) => {
         seen.push(item.seq);
         if (item.seq === 5) resolve();
       });
@@ -50,7 +67,7 @@ describe('committed frames (hub -> store -> fan-out)', () => {
     const hub = createEventHub();
     const seen: number[] = [];
     const failed: number[] = [];
-    hub.events$.pipe(committedFrames(store, (_error, item) => failed.push(item.seq))).subscribe((item) => seen.push(item.seq));
+    commitFrom(hub, store, (item) => seen.push(item.seq), (_error, item) => failed.push(item.seq));
     hub.publish(log('c', 'm1'));
     // A conversation row without its NOT NULL created_at: the batch of all three frames rolls back.
     store.putConversation({ conv_id: 'c', session_id: 's', created_at: null as unknown as number, step: { enabled: false } });
@@ -65,7 +82,7 @@ describe('committed frames (hub -> store -> fan-out)', () => {
   it('with the memory store, items pass synchronously', () => {
     const hub = createEventHub();
     const seen: number[] = [];
-    hub.events$.pipe(committedFrames(createMemoryStore())).subscribe((item) => seen.push(item.seq));
+    commitFrom(hub, createMemoryStore(), (item) => seen.push(item.seq));
     hub.publish(log('c', 'a'));
     expect(seen).toEqual([1]);
   });
@@ -80,13 +97,13 @@ describe('committed frames (hub -> store -> fan-out)', () => {
     const hub = createEventHub();
     hub.seed('c', await store.lastSeq('c'));
     const errors: unknown[] = [];
-    const sub = hub.events$.pipe(committedFrames(store, (e) => errors.push(e))).subscribe();
+    const sub = commitFrom(hub, store, () => {}, (e) => errors.push(e));
     expect(hub.publish(log('c', 'after restart')).seq).toBe(4);
     expect(() => hub.seed('c', 2)).toThrow(RangeError);
     const unseeded = createEventHub();
     const bad: unknown[] = [];
     const badSeen: number[] = [];
-    unseeded.events$.pipe(committedFrames(store, (e) => bad.push(e))).subscribe((i) => badSeen.push(i.seq));
+    commitFrom(unseeded, store, (i) => badSeen.push(i.seq), (e) => bad.push(e));
     unseeded.publish(log('c', 'reuses seq 1'));
     await store.flush().catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));

@@ -22,7 +22,7 @@ function createHeldStore(commit$: Observable<unknown>): Store {
 const log = (conv_id: string, message: string) =>
   createEvent('log', { conv_id, session_id: 's', inference_id: 'i', turn_id: 't' }, 0, { level: 'info', message });
 
-/** SPEC §6 on the wire: a frame is committed to the store before any client receives it. */
+/** docs/protocol.md, Durability, on the wire: a frame is committed to the store before any client receives it. */
 describe('the WebSocket and /hydrate over a store that commits later', () => {
   let t: TestServer;
   const commit$ = new Subject<void>();

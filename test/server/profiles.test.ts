@@ -24,7 +24,7 @@ function profiles(engine: Engine): Profile[] {
   ];
 }
 
-describe('profiles (SPEC §9)', () => {
+describe('profiles (docs/protocol.md, Profiles file)', () => {
   let t: TestServer;
   let support: ReturnType<typeof createSupportEngine>;
   beforeAll(async () => {

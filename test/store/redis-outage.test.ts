@@ -9,7 +9,7 @@ import { checkpoint, conversation, decision, frames, pause, type TestEvent } fro
 
 const redis = useRedisServer();
 
-/** Stopping and starting a real redis-server (AOF on) under a store: SPEC §7 "while Redis is unreachable". */
+/** Stopping and starting a real redis-server (AOF on) under a store: docs/protocol.md, Several instances, "Redis away". */
 describe('redis store: Redis stopped and started again', () => {
   const opened: RedisStore<TestEvent>[] = [];
   let keyPrefix = '';

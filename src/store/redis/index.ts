@@ -1,5 +1,5 @@
 /**
- * The Redis store (SPEC §7, issue 11): `serve --store redis --redis-url URL`.
+ * The Redis store (docs/protocol.md, Several instances; issue 11): `serve --store redis --redis-url URL`.
  *
  * Data layout (see ./keys.ts; every key under one prefix, default `stepwise:`):
  * - Service-wide hashes and sorted sets: conversations (and their oldest-first order), step settings,

@@ -24,7 +24,7 @@ export interface SqliteStoreConfig extends StoreRetentionConfig {
   readonly dataDir: string;
   /**
    * `normal` (default): a committed batch survives a crash of the process (`kill -9`), which is
-   * what SPEC §6 promises, at no fsync per batch. `full`: it also survives a power cut, for an
+   * what docs/protocol.md, Durability promises, at no fsync per batch. `full`: it also survives a power cut, for an
    * fsync per batch.
    */
   readonly synchronous?: 'normal' | 'full';

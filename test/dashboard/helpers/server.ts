@@ -16,7 +16,7 @@ export interface ScriptResponse {
 }
 
 export interface ServeConfig {
-  /** The scripted engine's script (SPEC §4); each conversation plays it from the start. */
+  /** The scripted engine's script (docs/protocol.md, Script file); each conversation plays it from the start. */
   readonly script: { readonly responses: readonly ScriptResponse[]; readonly chunk_delay_ms?: number };
   /** Default 120 000: long enough that no pause times out under a test. */
   readonly pauseTimeoutMs?: number;
