@@ -320,7 +320,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     const recoveryPorts = { loop: ports, reopen: reopenOrRefresh, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
     return recoverFrom(snapshot, recoveryPorts, options, claimed ? (convId) => claimed.has(convId) : undefined);
   };
-  // The conversations adopted lately (SPEC §7), newest last: `open` right after a join finds its own.
+  // The conversations adopted lately (docs/protocol.md, Several instances), newest last: `open` right after a join finds its own.
   const joined = new Map<string, { readonly conversation: StoredConversation; readonly at: number }>();
   const registryOfSessions: SessionRegistry = {
     open: ({ conv_id, owner, forked_from, ...choices } = {}) => {
