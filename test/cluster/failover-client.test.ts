@@ -57,7 +57,8 @@ describe('a client of an instance that dies, and a tool it was running', () => {
     await a.stop('SIGKILL');
     const onB = await SemClient.connect(`${b.wsBase}/ws?conv_id=${convId}&since_seq=${lastSeen}`);
     const end = await onB.waitFor((frame) => frame.type === 'run.end');
-    const frames = [...onA.sequenced, ...onB.sequenced];
+    // What A's client had when it reconnected to B: a frame reaching it after lastSeen is B's to replay.
+    const frames = [...onA.sequenced.filter((frame) => (frame.seq as number) <= lastSeen), ...onB.sequenced];
     expect(seqs(frames)).toEqual(consecutive(end.seq as number));
     await Promise.all([onA.close(), onB.close()]);
     return { frames, end };
