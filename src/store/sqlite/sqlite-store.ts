@@ -152,7 +152,12 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
       lastSeqs.set(conv_id, 0);
     },
     // Now rather than at the end of the tick: whoever flushes is waiting for it.
-    committed$: () => queue.committed(),
+    // Committed now (a synchronous transaction): a tool that waits on it starts in the same tick,
+    // not one event-loop turn later, and what it waits for is on disk when the transaction returns.
+    committed$: () => {
+      queue.commitNow();
+      return queue.committed();
+    },
     flush: () => {
       queue.commitNow();
       return queue.flush();
