@@ -46,7 +46,9 @@ export function checkDecisions(input: DecisionCheckInput): DecisionFindings {
     }
     for (const decision of decisions.filter((d) => d.result === 'refused')) {
       if (acks.length > 0) racesLost += 1;
-      else if (hadAmbiguousAttempt(decision)) ambiguous += 1;
+      // Any operator's attempt whose answer was lost may be the decision this 409 reports (a pause
+      // handed to two workers at once: one's request reached an owner killed before it answered).
+      else if (decisions.some(hadAmbiguousAttempt)) ambiguous += 1;
       else violations.push({ kind: 'unexpected_reply', conv_id: convId, pause_id: pauseId, detail: `409 pause_resolved (${JSON.stringify(lastBody(decision)?.error?.details ?? {})}) though no operator had a 200 for it: ${describeAttempt(decision)}` });
     }
     // One line per pause, however often it was handed out again after an unexpected answer.
