@@ -41,6 +41,10 @@ const TARGETS: Readonly<Record<string, Target>> = {
   fanout_1: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
   fanout_10: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
   fanout_100: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
+  // Issue 22: against a server that makes each frame's bytes once and sends that Buffer to every client.
+  fanout_1_best: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
+  fanout_10_best: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
+  fanout_100_best: { describe: 'ratio ≥ 1', met: (e) => (e.ratio ?? 0) >= 1 },
   // Issues 11 and 21, with the lease bench/cluster.ts uses (1000 ms).
   cluster_resume: { describe: '≤ 1 ms', met: (e) => e.value <= 1 },
   cluster_resume_p99: { describe: '≤ 5 ms', met: (e) => e.value <= 5 },

@@ -148,8 +148,13 @@ async function recordTexts(server: StepwiseServer, wsBase: string, events: reado
   return texts;
 }
 
-/** The raw server serializes each frame once and sends it to every client, as a plain `ws` server would. */
-async function fanoutRaw(texts: readonly string[], clients: number): Promise<number> {
+/**
+ * The raw server serializes each frame once and sends it to every client, as a plain `ws` server would
+ * (`text`: the JSON string to each, which `ws` turns into bytes per client). `best`: the frame's bytes
+ * made once and the same Buffer sent to every client, the best a hand-written server does
+ * (`fanout_N_best`).
+ */
+async function fanoutRaw(texts: readonly string[], clients: number, mode: 'text' | 'best' = 'text'): Promise<number> {
   const frames = texts.map((text) => JSON.parse(text) as unknown);
   const http = createHttpServer();
   const wss = new WebSocketServer({ server: http });
@@ -162,7 +167,10 @@ async function fanoutRaw(texts: readonly string[], clients: number): Promise<num
   const started = performance.now();
   for (const frame of frames) {
     const text = JSON.stringify(frame);
-    for (const ws of joined) ws.send(text);
+    if (mode === 'best') {
+      const bytes = Buffer.from(text);
+      for (const ws of joined) ws.send(bytes, { binary: false });
+    } else for (const ws of joined) ws.send(text);
   }
   await done;
   const elapsed = (performance.now() - started) / 1000;
@@ -194,13 +202,16 @@ export async function runWireBenchmarks(options: WireBenchOptions = {}): Promise
     for (const clients of fanoutClients) {
       const ours: number[] = [];
       const raw: number[] = [];
+      const best: number[] = [];
       const burst = Array.from({ length: Math.max(1, Math.round(FANOUT_DELIVERIES / clients / events.length)) }, () => events).flat();
       const texts = await recordTexts(server, wsBase, burst, `fan-${clients}-recorded`);
       for (let repeat = 0; repeat < FANOUT_REPEATS; repeat++) {
         ours.push(await fanoutOurs(server, wsBase, burst, clients, `fan-${clients}-${repeat}`));
         raw.push(await fanoutRaw(texts, clients));
+        best.push(await fanoutRaw(texts, clients, 'best'));
       }
       entries.push(entry(`fanout_${clients}`, median(ours), 'frames/s', median(raw)));
+      entries.push(entry(`fanout_${clients}_best`, median(ours), 'frames/s', median(best)));
     }
     return entries;
   } finally {
