@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { PauseDecision, PauseInfo, PausePhase, PauseToolCall } from './pauses.js';
 import type { Block, Turn } from './turns.js';
 
 /**
@@ -23,7 +24,8 @@ import type { Block, Turn } from './turns.js';
 /** A JSON value, as stored (engine state, tool arguments and results). */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
-export type StoredPausePhase = 'after_inference' | 'after_tools';
+/** The pause vocabulary is core's own (./pauses.ts); the store names it as it always has. */
+export type StoredPausePhase = PausePhase;
 
 /**
  * Step mode of a conversation's session and its filter (docs/protocol.md, Breakpoints and result edits); no filter
@@ -60,33 +62,11 @@ export interface ConversationRecord {
   readonly forked_from?: ForkOrigin;
 }
 
-/**
- * A tool call as shown at a pause (`breakpoint` when the tool asked for it, docs/protocol.md, Breakpoints and result
- * edits).
- */
-export interface StoredPauseToolCall {
-  readonly id: string;
-  readonly name: string;
-  readonly input: unknown;
-  readonly breakpoint?: boolean;
-}
+/** A tool call as shown at a pause. */
+export type StoredPauseToolCall = PauseToolCall;
 
-/**
- * A pending pause: the pause object (docs/protocol.md, The pause object), so a restarted run pauses again with the
- * same id and deadline.
- */
-export interface StoredPause {
-  readonly pause_id: string;
-  readonly phase: StoredPausePhase;
-  readonly summary: string;
-  /** Epoch ms. */
-  readonly deadline_ms: number;
-  readonly conv_id: string;
-  readonly session_id: string;
-  readonly inference_id: string;
-  readonly turn_id: string;
-  readonly tool_calls: readonly StoredPauseToolCall[];
-}
+/** A pending pause, as stored: a restarted run pauses again with the same id and deadline. */
+export type StoredPause = PauseInfo;
 
 /** One frame of a conversation's log: its `seq` (1, 2, … per conversation, never reused or skipped) and its event. */
 export interface StoredFrame<E extends FrameEvent = FrameEvent> {
@@ -117,19 +97,8 @@ export interface FrameQuery {
   readonly limit?: number;
 }
 
-/**
- * An operator's (or the system's) decision at a pause, as the loop consumes it: mirrors the step
- * controller's `PauseDecision` (kept here as plain data so the port depends on nothing above core).
- */
-export type StoredPauseDecision =
-  | { readonly action: 'continue' }
-  | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
-  | {
-      readonly action: 'edit';
-      readonly edits: Readonly<Record<string, unknown>>;
-      readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
-    }
-  | { readonly action: 'abort'; readonly reason: string };
+/** A decision at a pause, as a checkpoint keeps it. */
+export type StoredPauseDecision = PauseDecision;
 
 /** One row of the audit trail (docs/protocol.md, HTTP routes: `GET /conversations/:conv_id/decisions`). */
 export interface DecisionRecord {

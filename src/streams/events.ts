@@ -1,4 +1,7 @@
 import type { Usage } from '../core/engine.js';
+import type { PauseInfo } from '../core/pauses.js';
+
+export type { PauseInfo, PausePhase, PauseToolCall } from '../core/pauses.js';
 
 /**
  * Events: facts that happened in a session, named in the past tense. Every event of every session
@@ -6,34 +9,8 @@ import type { Usage } from '../core/engine.js';
  */
 
 export type RunStatus = 'completed' | 'failed' | 'cancelled' | 'max_iterations';
-export type PausePhase = 'after_inference' | 'after_tools';
 export type ResumeReason = 'continued' | 'denied' | 'edited' | 'timeout' | 'disabled' | 'cancelled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/** A tool call as shown at a pause: `input` is what the model asked for. */
-export interface PauseToolCall {
-  readonly id: string;
-  readonly name: string;
-  readonly input: unknown;
-  /**
-   * `true` when the call's own tool asked for this pause (docs/protocol.md, Breakpoints and result edits), with or
-   * without step mode; else absent.
-   */
-  readonly breakpoint?: boolean;
-}
-
-/** A pending pause, exactly the pause object of docs/protocol.md, The pause object. */
-export interface PauseInfo {
-  readonly pause_id: string;
-  readonly phase: PausePhase;
-  readonly summary: string;
-  readonly deadline_ms: number;
-  readonly conv_id: string;
-  readonly session_id: string;
-  readonly inference_id: string;
-  readonly turn_id: string;
-  readonly tool_calls: readonly PauseToolCall[];
-}
 
 /** Who and where: every event carries the run it belongs to and when it happened (injected clock). */
 export interface EventOrigin {

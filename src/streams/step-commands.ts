@@ -1,24 +1,7 @@
+import type { PauseDecision, ResultEdit } from '../core/pauses.js';
 import type { PauseInfo, ResumeReason } from './events.js';
 
-/** What the operator decided at a pause. */
-export type PauseDecision =
-  | { readonly action: 'continue' }
-  | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
-  | {
-      readonly action: 'edit';
-      /** New arguments by tool_call_id (`after_inference`). */
-      readonly edits: Readonly<Record<string, unknown>>;
-      /** Replaced results by tool_call_id (`after_tools`), each with the original, for the block and the audit trail. */
-      readonly results?: Readonly<Record<string, ResultEdit>>;
-    }
-  /** Only from the `abort` timeout action: the run ends as failed. */
-  | { readonly action: 'abort'; readonly reason: string };
-
-/** One replaced tool result: what the tool returned and what the model will see instead. */
-export interface ResultEdit {
-  readonly before: unknown;
-  readonly after: unknown;
-}
+export type { PauseDecision, ResultEdit } from '../core/pauses.js';
 
 /** A continue command, from the HTTP API, a test, or another process (one entry point: `submit`). */
 export interface ContinueCommand {

@@ -1,0 +1,52 @@
+/**
+ * The pause vocabulary, defined once: the pause object of docs/protocol.md (The pause object), and a
+ * decision taken at a pause. The controller publishes it, the loop consumes it, the store keeps it.
+ */
+
+export type PausePhase = 'after_inference' | 'after_tools';
+
+/** A tool call as shown at a pause: `input` is what the model asked for. */
+export interface PauseToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+  /**
+   * `true` when the call's own tool asked for this pause (docs/protocol.md, Breakpoints and result edits), with or
+   * without step mode; else absent.
+   */
+  readonly breakpoint?: boolean;
+}
+
+/** A pending pause, exactly the pause object of docs/protocol.md, The pause object. */
+export interface PauseInfo {
+  readonly pause_id: string;
+  readonly phase: PausePhase;
+  readonly summary: string;
+  /** Epoch ms. */
+  readonly deadline_ms: number;
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+  readonly turn_id: string;
+  readonly tool_calls: readonly PauseToolCall[];
+}
+
+/** One replaced tool result: what the tool returned and what the model will see instead. */
+export interface ResultEdit {
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+/** An operator's (or the system's) decision at a pause, as the loop consumes it and the store keeps it. */
+export type PauseDecision =
+  | { readonly action: 'continue' }
+  | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
+  | {
+      readonly action: 'edit';
+      /** New arguments by tool_call_id (`after_inference`). */
+      readonly edits: Readonly<Record<string, unknown>>;
+      /** Replaced results by tool_call_id (`after_tools`), each with the original, for the block and the audit trail. */
+      readonly results?: Readonly<Record<string, ResultEdit>>;
+    }
+  /** Only from the `abort` timeout action: the run ends as failed. */
+  | { readonly action: 'abort'; readonly reason: string };
