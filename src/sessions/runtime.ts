@@ -9,7 +9,8 @@ import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
-import type { ForkOrigin, StepSetting, Store, StoredConversation, StoredPause, StoreSnapshot } from '../core/store.js';
+import { withStoredSteps } from '../streams/stored-step-controller.js';
+import type { ForkOrigin, Store, StoredConversation, StoreSnapshot } from '../core/store.js';
 import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import { createToolExecutor } from '../tools/tool-executor.js';
@@ -201,33 +202,8 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   // sessions quadratic (19 s to pause `paused_heap_per_run`'s runs, so their deadlines passed first).
   const convBySession = new Map<string, string>();
   const convOfSession = (sessionId: string): string | undefined => convBySession.get(sessionId);
-  const stepOf = (sessionId: string): StepSetting => {
-    const filter = core.filterOf(sessionId);
-    return filter ? { enabled: core.isEnabled(sessionId), filter } : { enabled: core.isEnabled(sessionId) };
-  };
-  // Recovery's pauses by run: the run's next pause at that phase takes the stored id and deadline.
-  const restoring = new Map<string, StoredPause>();
-  const controller: StepController = {
-    ...core,
-    enable: (sessionId, filter) => {
-      core.enable(sessionId, filter);
-      const convId = convOfSession(sessionId);
-      if (convId !== undefined) writer.step(convId, stepOf(sessionId));
-    },
-    disable: (sessionId) => {
-      const released = core.disable(sessionId);
-      const convId = convOfSession(sessionId);
-      if (convId !== undefined) writer.step(convId, stepOf(sessionId));
-      return released;
-    },
-    restores: (inferenceId, phase) => restoring.get(inferenceId)?.phase === phase,
-    pause: (request) => {
-      const stored = restoring.get(request.inference_id);
-      if (stored?.phase !== request.phase) return core.pause(request);
-      restoring.delete(request.inference_id);
-      return core.pause({ ...request, restore: { pause_id: stored.pause_id, deadline_ms: stored.deadline_ms } });
-    },
-  };
+  const controller = withStoredSteps(core, { convOfSession, storeStep: (convId, step) => writer.step(convId, step) });
+  const stepOf = controller.stepOf;
   const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids };
   // One loop for every run: its operators keep their state inside each subscription.
   const loop = toolLoop(ports, {
@@ -317,7 +293,7 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     // seq goes on from the stored log (docs/protocol.md, Durability), set before recovery publishes anything.
     for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > hub.lastSeq(conv_id)) hub.seed(conv_id, last_seq);
     const claimed = options.claim ? await options.claim(snapshot.checkpoints.map((checkpoint) => checkpoint.conv_id)) : undefined;
-    const recoveryPorts = { loop: ports, reopen: reopenOrRefresh, expectPause: (pause: StoredPause) => restoring.set(pause.inference_id, pause) };
+    const recoveryPorts = { loop: ports, reopen: reopenOrRefresh, expectPause: controller.expect };
     return recoverFrom(snapshot, recoveryPorts, options, claimed ? (convId) => claimed.has(convId) : undefined);
   };
   // The conversations adopted lately (docs/protocol.md, Several instances), newest last: `open` right after a join finds its own.
