@@ -3,6 +3,7 @@ import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPause
 import type { Block } from '../core/turns.js';
 import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
 import { pauseAt } from '../operators/pause-point.js';
+import type { EventHub } from '../streams/event-hub.js';
 import { eventFrom, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
 
@@ -78,6 +79,25 @@ export function recoverFrom(
     session.park(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
   }
   return { conversations: snapshot.conversations.length, runs, pauses };
+}
+
+/** What bringing a snapshot back needs besides recovery's ports: the hub, whose seq goes on from the stored log. */
+export interface RestorePorts extends RecoveryPorts {
+  readonly hub: Pick<EventHub, 'lastSeq' | 'seed'>;
+}
+
+/** Brings back what a snapshot holds (all of a store at a restart, one conversation at a takeover). */
+export async function restoreSnapshot(snapshot: StoreSnapshot, ports: RestorePorts, options: RecoverOptions = {}): Promise<RecoveryReport> {
+  // seq goes on from the stored log (docs/protocol.md, Durability), set before recovery publishes anything.
+  for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > ports.hub.lastSeq(conv_id)) ports.hub.seed(conv_id, last_seq);
+  const claimed = options.claim ? await options.claim(snapshot.checkpoints.map((checkpoint) => checkpoint.conv_id)) : undefined;
+  return recoverFrom(snapshot, ports, options, claimed ? (convId) => claimed.has(convId) : undefined);
+}
+
+/** One conversation's unfinished run brought back from the store as `restoreSnapshot` would (a takeover). */
+export async function takeOverConversation(store: Store, convId: string, ports: RestorePorts, options?: RecoverOptions): Promise<RecoveryReport> {
+  const snapshot = await loadConversation(store, convId);
+  return snapshot ? restoreSnapshot(snapshot, ports, options) : { conversations: 0, runs: 0, pauses: 0 };
 }
 
 /** One conversation as `Store.load` would give it, for a takeover; undefined when the store has none. */

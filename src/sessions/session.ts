@@ -1,13 +1,16 @@
-import { Subject, Subscription, type Observable, type OperatorFunction } from 'rxjs';
+import type { Observable, OperatorFunction } from 'rxjs';
 import type { Engine } from '../core/engine.js';
-import type { Block, Turn } from '../core/turns.js';
+import type { Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
-import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
+import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
-import { cancelledAt, createRun$, type RunResult } from './run.js';
-import { LoopRunHandle, type RunHandle, type RunViews } from './run-handle.js';
+import { LoopSession } from './loop-session.js';
+import type { RunHandle, RunViews } from './run-handle.js';
+import type { RunResult } from './run.js';
+import type { RunSubscriptions } from './run-subscriptions.js';
 
 export type { RunHandle, RunResult } from './run-handle.js';
+export { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
 
 /** Tools as `createStepwise` takes them: built with `defineTool`, or plain definitions. */
 export type ToolList = readonly (Tool | ToolDefinition)[];
@@ -40,41 +43,6 @@ export interface SessionChoices {
   readonly profile?: string;
   /** Overrides applied to every run of the session unless the run sets its own. Default none. */
   readonly defaults?: RunOverrides;
-}
-
-export class RunInProgressError extends Error {
-  override readonly name = 'RunInProgressError';
-  readonly code = 'run_in_progress';
-  constructor(
-    readonly conv_id: string,
-    readonly session_id: string,
-  ) {
-    super(`conversation ${conv_id} already has a run in progress`);
-  }
-}
-
-export class SessionStartedError extends Error {
-  override readonly name = 'SessionStartedError';
-  readonly code = 'session_started';
-  constructor(readonly conv_id: string) {
-    super(`conversation ${conv_id} has already run: its engine, tools and profile are fixed`);
-  }
-}
-
-export class SessionClosedError extends Error {
-  override readonly name = 'SessionClosedError';
-  readonly code = 'session_closed';
-  constructor(readonly conv_id: string) {
-    super(`conversation ${conv_id} was closed (sessions.close or retention): open it again to start a new session`);
-  }
-}
-
-export class UnknownToolsError extends Error {
-  override readonly name = 'UnknownToolsError';
-  readonly code = 'unknown_tools';
-  constructor(readonly tools: readonly string[]) {
-    super(`unknown tool names: ${tools.join(', ')}`);
-  }
 }
 
 export interface SessionIdentity {
@@ -142,6 +110,8 @@ export interface SessionSettings {
   readonly onActivity?: (session: Session) => void;
   /** Told each finished run's result, its turn final (the store keeps it). */
   readonly onRunEnded?: (session: Session, result: RunResult) => void;
+  /** Who subscribes each run and holds its subscription: the session registry. */
+  readonly runs: RunSubscriptions;
 }
 
 export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {
@@ -150,216 +120,3 @@ export function createSession(ports: LoopPorts, identity: SessionIdentity, setti
   return session;
 }
 
-/** The session's choices, resolved once: its engine wrapped, its tools built. */
-interface ResolvedChoices {
-  readonly engine?: Engine;
-  readonly tools?: RunTools;
-  readonly defaults: RunOverrides;
-}
-
-/** A session that chose nothing: shared, since a server holds many such sessions. */
-const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) });
-
-/** The run's overrides over the session's defaults, field by field; an unset field keeps the default. */
-function mergeOverrides(defaults: RunOverrides, overrides: RunOverrides): RunOverrides {
-  const merged: Record<string, unknown> = { ...defaults };
-  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
-  return merged as RunOverrides;
-}
-
-interface ActiveRun {
-  readonly turn_id: string;
-  readonly cancel$: Subject<void>;
-  subscription?: Subscription;
-  blocks: readonly Block[];
-}
-
-/**
- * A class rather than a closure record: a server holds one per conversation, and prototype methods
- * cost nothing per instance where five closures and their context did.
- */
-class LoopSession implements Session {
-  readonly conv_id: string;
-  readonly session_id: string;
-  readonly created_at: number;
-  readonly owner?: string;
-  // Declared, not defined: only forks carry it, so other sessions (a server holds thousands) pay no slot for it.
-  declare readonly forked_from?: ForkOrigin;
-  profile?: string;
-  private readonly finished: Turn[] = [];
-  private active: ActiveRun | undefined;
-  private chosen: ResolvedChoices = NO_CHOICES;
-  private closed = false;
-
-  constructor(
-    private readonly ports: LoopPorts,
-    identity: SessionIdentity,
-    private readonly settings: SessionSettings,
-  ) {
-    this.conv_id = identity.conv_id;
-    this.session_id = identity.session_id;
-    this.created_at = identity.created_at;
-    if (identity.owner !== undefined) this.owner = identity.owner;
-    if (identity.forked_from !== undefined) this.forked_from = identity.forked_from;
-  }
-
-  get running(): boolean {
-    return this.active !== undefined;
-  }
-
-  turns(): Turn[] {
-    const { active, finished } = this;
-    return active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished];
-  }
-
-  configure({ engine, tools, profile, defaults }: SessionChoices): void {
-    if (this.closed) throw new SessionClosedError(this.conv_id);
-    if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
-    const { settings } = this;
-    const nothing = !engine && !tools && !defaults;
-    this.chosen = nothing ? NO_CHOICES : {
-      defaults: defaults ?? {},
-      ...(engine ? { engine: settings.engineFor(engine) } : {}),
-      ...(tools ? { tools: settings.toolsFor(tools) } : {}),
-    };
-    // Assigned, never deleted: `delete` would turn every session object into a slow, larger dictionary.
-    this.profile = profile;
-  }
-
-  start(input: StartRunInput): RunHandle {
-    const { ports, settings, chosen } = this;
-    if (this.closed) throw new SessionClosedError(this.conv_id);
-    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
-    const overrides = mergeOverrides(chosen.defaults, input.overrides ?? {});
-    const engine = input.engine ? settings.engineFor(input.engine) : chosen.engine;
-    const tools = input.tools ? settings.toolsFor(input.tools) : chosen.tools;
-    const unknown = overrides.tools ? (tools?.registry ?? ports.registry).unknown(overrides.tools) : [];
-    if (unknown.length > 0) throw new UnknownToolsError(unknown);
-    const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: input.prompt } };
-    const run = this.runContext(ports.ids.next('inf'), ports.ids.next('turn'), overrides, engine, tools);
-    return this.launch(createLoopState(run, [userBlock]), false);
-  }
-
-  resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle {
-    return this.launch(this.restored(checkpoint, prepare), true);
-  }
-
-  park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void {
-    const { ports, settings } = this;
-    const state = this.restored(checkpoint, prepare);
-    const parked: ActiveRun = { turn_id: state.run.turn_id, cancel$: new Subject<void>(), blocks: state.blocks };
-    const held = new Subscription();
-    parked.subscription = held;
-    this.active = parked;
-    settings.onActivity?.(this);
-    held.add(
-      parked.cancel$.subscribe(() => {
-        // The pause's teardown resolves it as `cancelled`, then the run ends as a cancelled loop does.
-        held.unsubscribe();
-        const result = cancelledAt(ports, state);
-        this.finished.push(result.turn);
-        settings.onRunEnded?.(this, result);
-        this.active = undefined;
-        settings.onActivity?.(this);
-      }),
-    );
-    held.add(
-      wait(state).subscribe((resolved) => {
-        if (this.active !== parked) return;
-        held.unsubscribe();
-        this.launch(resolved, true);
-      }),
-    );
-  }
-
-  /** A checkpoint's state, with the session's engine and tools, adjusted by `prepare`. */
-  private restored(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): LoopState {
-    if (this.closed) throw new SessionClosedError(this.conv_id);
-    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
-    const overrides: RunOverrides = {
-      ...(checkpoint.allowed_tools ? { tools: checkpoint.allowed_tools } : {}),
-      ...(checkpoint.system_prompt !== undefined ? { system_prompt: checkpoint.system_prompt } : {}),
-      ...(checkpoint.max_iterations !== undefined ? { max_iterations: checkpoint.max_iterations } : {}),
-    };
-    const run = this.runContext(checkpoint.inference_id, checkpoint.turn_id, overrides, this.chosen.engine, this.chosen.tools);
-    const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
-    return prepare(state);
-  }
-
-  restoreTurns(turns: readonly Turn[]): void {
-    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
-    this.finished.splice(0, this.finished.length, ...turns);
-  }
-
-  /** What stays fixed during one run: ids, the transcript before it, its limits, engine and tools. */
-  private runContext(inference_id: string, turn_id: string, overrides: RunOverrides, engine?: Engine, tools?: RunTools): RunContext {
-    const systemPrompt = overrides.system_prompt ?? this.settings.systemPrompt;
-    const system: Block[] = systemPrompt ? [{ id: `${this.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
-    return {
-      conv_id: this.conv_id,
-      session_id: this.session_id,
-      inference_id,
-      turn_id,
-      history: [...system, ...this.finished.flatMap((turn) => turn.blocks)],
-      ...(overrides.tools ? { allowedTools: new Set(overrides.tools) } : {}),
-      ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
-      ...(engine ? { engine } : {}),
-      ...(tools ? { tools } : {}),
-    };
-  }
-
-  /** Runs the loop from `initial` as the session's one active run. */
-  private launch(initial: LoopState, resumed: boolean): RunHandle {
-    const { ports, settings } = this;
-    const { run } = initial;
-    const { inference_id, turn_id } = run;
-    const cancel$ = new Subject<void>();
-    const handle = new LoopRunHandle(inference_id, turn_id, this.conv_id, settings.views.hub.lastSeq(this.conv_id), settings.views);
-    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks };
-    this.active = current;
-    settings.onActivity?.(this);
-    const release = (): void => {
-      if (this.active !== current) return;
-      this.active = undefined;
-      settings.onActivity?.(this);
-    };
-    const run$ = createRun$(ports, settings.loop, initial, cancel$, (blocks) => {
-      current.blocks = blocks;
-    }, resumed);
-    current.subscription = run$.subscribe({
-      next: (result) => {
-        this.finished.push(result.turn);
-        settings.onRunEnded?.(this, result);
-        release();
-        handle.settle(result);
-      },
-      // Only a programmer bug reaches here; free the session so it is not wedged.
-      error: (error: unknown) => {
-        release();
-        handle.fail(error);
-      },
-    });
-    return handle;
-  }
-
-  cancel(): boolean {
-    if (!this.active) return false;
-    this.active.cancel$.next();
-    return true;
-  }
-
-  suspend(): void {
-    this.closed = true;
-    // Unsubscribed, not cancelled: the run stops where it stands and its checkpoint stays for the next start.
-    this.active?.subscription?.unsubscribe();
-    this.active = undefined;
-  }
-
-  dispose(): void {
-    this.closed = true;
-    this.active?.cancel$.next();
-    this.active?.subscription?.unsubscribe();
-    this.active = undefined;
-    this.chosen.engine?.forget?.(this.conv_id);
-  }
-}

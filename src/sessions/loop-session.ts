@@ -1,0 +1,200 @@
+import { Subject, Subscription, type Observable } from 'rxjs';
+import type { Engine } from '../core/engine.js';
+import type { Block, Turn } from '../core/turns.js';
+import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
+import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
+import { cancelledAt, createRun$ } from './run.js';
+import { createRunContext, mergeOverrides, overridesOf, type RunIds } from './run-context.js';
+import { LoopRunHandle, type RunHandle } from './run-handle.js';
+import { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
+import type { RunOverrides, Session, SessionChoices, SessionIdentity, SessionSettings, StartRunInput } from './session.js';
+
+/** The session's choices, resolved once: its engine wrapped, its tools built. */
+interface ResolvedChoices {
+  readonly engine?: Engine;
+  readonly tools?: RunTools;
+  readonly defaults: RunOverrides;
+}
+
+/** A session that chose nothing: shared, since a server holds many such sessions. */
+const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) });
+
+interface ActiveRun {
+  readonly turn_id: string;
+  readonly cancel$: Subject<void>;
+  blocks: readonly Block[];
+}
+
+/**
+ * A class rather than a closure record: a server holds one per conversation, and prototype methods
+ * cost nothing per instance where five closures and their context did. The subscription of its run
+ * is the session registry's (`settings.runs`), which owns the session.
+ */
+export class LoopSession implements Session {
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly created_at: number;
+  readonly owner?: string;
+  // Declared, not defined: only forks carry it, so other sessions (a server holds thousands) pay no slot for it.
+  declare readonly forked_from?: ForkOrigin;
+  profile?: string;
+  private readonly finished: Turn[] = [];
+  private active: ActiveRun | undefined;
+  private chosen: ResolvedChoices = NO_CHOICES;
+  private closed = false;
+
+  constructor(
+    private readonly ports: LoopPorts,
+    identity: SessionIdentity,
+    private readonly settings: SessionSettings,
+  ) {
+    this.conv_id = identity.conv_id;
+    this.session_id = identity.session_id;
+    this.created_at = identity.created_at;
+    if (identity.owner !== undefined) this.owner = identity.owner;
+    if (identity.forked_from !== undefined) this.forked_from = identity.forked_from;
+  }
+
+  get running(): boolean {
+    return this.active !== undefined;
+  }
+
+  turns(): Turn[] {
+    const { active, finished } = this;
+    return active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished];
+  }
+
+  configure({ engine, tools, profile, defaults }: SessionChoices): void {
+    if (this.closed) throw new SessionClosedError(this.conv_id);
+    if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
+    const { settings } = this;
+    const nothing = !engine && !tools && !defaults;
+    this.chosen = nothing ? NO_CHOICES : {
+      defaults: defaults ?? {},
+      ...(engine ? { engine: settings.engineFor(engine) } : {}),
+      ...(tools ? { tools: settings.toolsFor(tools) } : {}),
+    };
+    // Assigned, never deleted: `delete` would turn every session object into a slow, larger dictionary.
+    this.profile = profile;
+  }
+
+  start(input: StartRunInput): RunHandle {
+    const { ports, settings, chosen } = this;
+    if (this.closed) throw new SessionClosedError(this.conv_id);
+    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
+    const overrides = mergeOverrides(chosen.defaults, input.overrides ?? {});
+    const engine = input.engine ? settings.engineFor(input.engine) : chosen.engine;
+    const tools = input.tools ? settings.toolsFor(input.tools) : chosen.tools;
+    const unknown = overrides.tools ? (tools?.registry ?? ports.registry).unknown(overrides.tools) : [];
+    if (unknown.length > 0) throw new UnknownToolsError(unknown);
+    const userBlock: Block = { id: ports.ids.next('block'), kind: 'user', role: 'user', payload: { text: input.prompt } };
+    const run = this.runContext({ inference_id: ports.ids.next('inf'), turn_id: ports.ids.next('turn') }, overrides, engine, tools);
+    return this.launch(createLoopState(run, [userBlock]), false);
+  }
+
+  resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle {
+    return this.launch(this.restored(checkpoint, prepare), true);
+  }
+
+  park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void {
+    const { ports, settings, conv_id } = this;
+    const state = this.restored(checkpoint, prepare);
+    const parked: ActiveRun = { turn_id: state.run.turn_id, cancel$: new Subject<void>(), blocks: state.blocks };
+    const held = new Subscription();
+    settings.runs.hold(conv_id, held);
+    this.active = parked;
+    settings.onActivity?.(this);
+    held.add(
+      parked.cancel$.subscribe(() => {
+        // The pause's teardown resolves it as `cancelled`, then the run ends as a cancelled loop does.
+        settings.runs.drop(conv_id);
+        const result = cancelledAt(ports, state);
+        this.finished.push(result.turn);
+        settings.onRunEnded?.(this, result);
+        this.active = undefined;
+        settings.onActivity?.(this);
+      }),
+    );
+    held.add(
+      wait(state).subscribe((resolved) => {
+        if (this.active !== parked) return;
+        settings.runs.drop(conv_id);
+        this.launch(resolved, true);
+      }),
+    );
+  }
+
+  restoreTurns(turns: readonly Turn[]): void {
+    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
+    this.finished.splice(0, this.finished.length, ...turns);
+  }
+
+  cancel(): boolean {
+    if (!this.active) return false;
+    this.active.cancel$.next();
+    return true;
+  }
+
+  suspend(): void {
+    this.closed = true;
+    // Unsubscribed, not cancelled: the run stops where it stands and its checkpoint stays for the next start.
+    if (this.active) this.settings.runs.drop(this.conv_id);
+    this.active = undefined;
+  }
+
+  dispose(): void {
+    this.closed = true;
+    this.active?.cancel$.next();
+    if (this.active) this.settings.runs.drop(this.conv_id);
+    this.active = undefined;
+    this.chosen.engine?.forget?.(this.conv_id);
+  }
+
+  /** A checkpoint's state, with the session's engine and tools, adjusted by `prepare`. */
+  private restored(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): LoopState {
+    if (this.closed) throw new SessionClosedError(this.conv_id);
+    if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
+    const run = this.runContext(checkpoint, overridesOf(checkpoint), this.chosen.engine, this.chosen.tools);
+    const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
+    return prepare(state);
+  }
+
+  private runContext(ids: RunIds, overrides: RunOverrides, engine?: Engine, tools?: RunTools): RunContext {
+    const origin = { conv_id: this.conv_id, session_id: this.session_id, finished: this.finished, systemPrompt: this.settings.systemPrompt };
+    return createRunContext(origin, ids, overrides, engine, tools);
+  }
+
+  /** Runs the loop from `initial` as the session's one active run, subscribed by the session registry. */
+  private launch(initial: LoopState, resumed: boolean): RunHandle {
+    const { ports, settings, conv_id } = this;
+    const { inference_id, turn_id } = initial.run;
+    const cancel$ = new Subject<void>();
+    const handle = new LoopRunHandle(inference_id, turn_id, conv_id, settings.views.hub.lastSeq(conv_id), settings.views);
+    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks };
+    this.active = current;
+    settings.onActivity?.(this);
+    const release = (): void => {
+      if (this.active !== current) return;
+      this.active = undefined;
+      settings.runs.release(conv_id);
+      settings.onActivity?.(this);
+    };
+    const run$ = createRun$(ports, settings.loop, initial, cancel$, (blocks) => {
+      current.blocks = blocks;
+    }, resumed);
+    settings.runs.subscribe(conv_id, run$, {
+      next: (result) => {
+        this.finished.push(result.turn);
+        settings.onRunEnded?.(this, result);
+        release();
+        handle.settle(result);
+      },
+      // Only a programmer bug reaches here; free the session so it is not wedged.
+      error: (error: unknown) => {
+        release();
+        handle.fail(error);
+      },
+    });
+    return handle;
+  }
+}
