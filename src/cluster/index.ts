@@ -173,7 +173,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
         ownership,
         publisher: redis,
         subscriber: connect(),
-        channelOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
+        channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
         handler,
         join,
         hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
