@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { CommandHandler, CommandPort, CommandReply, CommandRequest } from '../core/commands.js';
-import { reaching, type Ownership } from './ownership.js';
+import type { Ownership } from './ownership.js';
 
 export interface ClusterCommandsConfig {
   readonly ownership: Ownership;
@@ -8,8 +8,8 @@ export interface ClusterCommandsConfig {
   readonly publisher: Redis;
   /** A connection of its own in subscriber mode: this instance's command and reply channels. */
   readonly subscriber: Redis;
-  /** An instance's command channel; its replies come on `${channelOf(id)}:replies`. */
-  readonly channelOf: (instanceId: string) => string;
+  /** An instance's command channel, `${before}${instanceId}${after}`; its replies come on that channel's `:replies`. */
+  readonly channel: { readonly before: string; readonly after: string };
   /** Serves a command whose run this instance owns (or nobody does). */
   readonly handler: CommandHandler;
   /** Brings a conversation another instance created here before this instance serves a command about it. */
@@ -40,7 +40,8 @@ const retry = (code: string, message: string): CommandReply => ({ status: 503, b
  */
 export function createClusterCommands(config: ClusterCommandsConfig): CommandPort & { ready: Promise<void>; dispose(): void } {
   const { ownership, publisher, subscriber } = config;
-  const own = config.channelOf(ownership.instanceId);
+  const channelOf = (instanceId: string): string => `${config.channel.before}${instanceId}${config.channel.after}`;
+  const own = channelOf(ownership.instanceId);
   const replies = `${own}:replies`;
   const waiting = new Map<string, (reply: CommandReply) => void>();
   let counter = 0;
@@ -50,7 +51,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
       status: 500,
       body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
     }));
-    await publisher.publish(`${config.channelOf(envelope.from)}:replies`, JSON.stringify({ id: envelope.id, reply }));
+    await publisher.publish(`${channelOf(envelope.from)}:replies`, JSON.stringify({ id: envelope.id, reply }));
   };
   subscriber.on('message', (channel: string, message: string) => {
     if (channel === own) {
@@ -64,24 +65,52 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
   // Awaited by recovery; ioredis subscribes again by itself after a reconnect.
   ready.catch(() => undefined);
 
-  const deliver = async (owner: string, request: CommandRequest): Promise<CommandReply> => {
-    const id = `${ownership.instanceId}-${(counter++).toString(36)}`;
+  /** Waits for the reply to the command `id`; answered 503 when none comes in time. */
+  const awaitReply = (id: string): { readonly answered: Promise<CommandReply>; cancel(): void } => {
+    let cancel = (): void => undefined;
     const answered = new Promise<CommandReply>((resolve) => {
       const timer = setTimeout(() => {
         waiting.delete(id);
-        resolve(retry('owner_unavailable', `the instance running this conversation (${owner}) did not answer in time; try again`));
+        resolve(retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'));
       }, config.replyTimeoutMs);
-      waiting.set(id, (reply) => {
+      cancel = () => {
         clearTimeout(timer);
         waiting.delete(id);
+      };
+      waiting.set(id, (reply) => {
+        cancel();
         resolve(reply);
       });
     });
-    const heard = await reaching(publisher.publish(config.channelOf(owner), JSON.stringify({ id, from: ownership.instanceId, request } satisfies Envelope)));
-    if (heard === 0) {
-      waiting.get(id)?.(retry('owner_unavailable', `the instance running this conversation (${owner}) is not listening (it is being replaced); try again`));
+    return { answered, cancel: () => cancel() };
+  };
+
+  /**
+   * Sends the command to the run's owner when another live instance holds it, in the round trip that
+   * finds the owner. Undefined when it is this instance's to serve (nobody holds the run, or its
+   * owner is gone and left no run to take over).
+   */
+  const forward = async (convId: string, request: CommandRequest): Promise<CommandReply | undefined> => {
+    const id = `${ownership.instanceId}-${(counter++).toString(36)}`;
+    // Waiting before sending: the owner's reply may arrive before the script's own.
+    const reply = awaitReply(id);
+    const message = JSON.stringify({ id, from: ownership.instanceId, request } satisfies Envelope);
+    const delivery = await ownership.sendToOwner(convId, config.channel, message).catch((error: unknown) => {
+      reply.cancel();
+      throw error;
+    });
+    if (delivery?.alive && delivery.instanceId !== ownership.instanceId) {
+      if (delivery.heard > 0) return reply.answered;
+      reply.cancel();
+      return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) is not listening (it is being replaced); try again`);
     }
-    return answered;
+    reply.cancel();
+    // A dead owner's run is taken over soon; one that had ended has nothing to take over, and is
+    // answered here from the store (a decision it recorded is 409 pause_resolved).
+    if (delivery && delivery.instanceId !== ownership.instanceId && (await config.hasUnfinishedRun(convId))) {
+      return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) stopped; another one takes its run over within the lease; try again`);
+    }
+    return undefined;
   };
 
   return {
@@ -89,15 +118,8 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
     send: async (request) => {
       const convId = request.conv_id;
       if (convId === undefined || ownership.tokenOf(convId) !== undefined) return config.handler(request);
-      const owner = await ownership.owner(convId);
-      if (owner && owner.instanceId !== ownership.instanceId) {
-        if (owner.alive) return deliver(owner.instanceId, request);
-        // A dead owner's run is taken over soon; one that had ended has nothing to take over, and
-        // is answered here from the store (a decision it recorded is 409 pause_resolved).
-        if (await config.hasUnfinishedRun(convId)) {
-          return retry('owner_unavailable', `the instance running this conversation (${owner.instanceId}) stopped; another one takes its run over within the lease; try again`);
-        }
-      }
+      const forwarded = await forward(convId, request);
+      if (forwarded) return forwarded;
       // Nobody runs it: an idle conversation, served here as the store has it.
       await config.join(convId);
       return config.handler(request);

@@ -5,12 +5,12 @@
  *   fencing token, which every write of the run carries (the store refuses it otherwise).
  * - Commands (./commands.ts): the command port over pub/sub, so a command reaches the run's owner.
  * - Frames (./cluster-frames.ts): the frame source a WebSocket follows, wherever the run executes.
+ * - Directory (./directory.ts): the conversations and pauses the read routes show, the service's.
  * - Failover (./orphans.ts): runs whose owner died are taken over.
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
-import type { Router } from 'express';
 import type { Observable } from 'rxjs';
 import type { CommandHandler, CommandPort } from '../core/commands.js';
 import type { RunOwnership } from '../core/ownership.js';
@@ -19,11 +19,13 @@ import type { Stepwise } from '../sessions/runtime.js';
 import type { StoreFence } from '../store/redis/redis-store.js';
 import { adoptConversation } from './adopt.js';
 import { createClusterFrames } from './cluster-frames.js';
-import { clusterRoutes } from './cluster-routes.js';
 import { createClusterCommands } from './commands.js';
 import { watchForOrphans } from './orphans.js';
 import { createOwnership } from './ownership.js';
+import { createServiceDirectory } from './directory.js';
 import { createPauseIndex } from './pause-index.js';
+import { createLocalDirectory } from '../sessions/directory.js';
+import type { ConversationDirectory } from '../core/directory.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
 export interface ClusterStore extends Store<FrameEvent> {
@@ -54,15 +56,10 @@ export interface ClusterRuntime {
   readonly stepwise: Stepwise;
   /** The ownership port the runtime was made with: takes the conversation's lease, then joins it. */
   readonly ownership: RunOwnership;
-  /**
-   * Makes a conversation another instance created known here (its session, its seq) before a client
-   * joins it; nothing when it is new or known already. Rejects when the store cannot be read.
-   */
-  join(convId: string): Promise<void>;
+  /** The conversations and pauses of the whole service, for the read routes (./directory.ts). */
+  readonly directory: ConversationDirectory;
   /** The command port, serving what reaches this instance with `handler`. */
   commands(handler: CommandHandler): CommandPort;
-  /** The read routes as the whole service's, in front of the single-process ones. */
-  routes(debug: boolean): Router;
 }
 
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
@@ -170,13 +167,13 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     instanceId,
     stepwise,
     ownership: { claim },
-    join,
+    directory: createServiceDirectory({ stepwise, local: createLocalDirectory(stepwise), store, join }),
     commands: (handler) => {
       commands = createClusterCommands({
         ownership,
         publisher: redis,
         subscriber: connect(),
-        channelOf: (id) => `${store.keys.prefix}instance:{${id}}:commands`,
+        channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
         handler,
         join,
         hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
@@ -185,7 +182,6 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
       });
       return commands;
     },
-    routes: (debug) => clusterRoutes({ stepwise, store, debug, join }),
   };
 }
 

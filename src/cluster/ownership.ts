@@ -24,6 +24,11 @@ export interface Owner {
   readonly alive: boolean;
 }
 
+/** Where a message for a run's owner went: the owner, and how many of its listeners heard it (0 unless sent). */
+export interface Delivery extends Owner {
+  readonly heard: number;
+}
+
 /**
  * Runs owned across a service (docs/protocol.md, Several instances): one owner per conversation,
  * proven at every write by a fencing token.
@@ -37,8 +42,12 @@ export interface Ownership {
    * instance holds it. A lease whose holder's heartbeat lapsed is taken over, under a new token.
    */
   acquire(convId: string): Promise<boolean>;
-  /** The conversation's owner, undefined when nobody holds it. */
-  owner(convId: string): Promise<Owner | undefined>;
+  /**
+   * Publishes `message` on the channel of the conversation's owner when that owner lives and is
+   * another instance, and says who the owner is and how many listeners heard it; undefined when
+   * nobody holds the conversation. `channel` is an instance's channel as `${before}${instanceId}${after}`.
+   */
+  sendToOwner(convId: string, channel: { readonly before: string; readonly after: string }, message: string): Promise<Delivery | undefined>;
   /** Of these conversations, those nobody alive holds (failover looks for them). */
   orphans(convIds: readonly string[]): Promise<string[]>;
   /** This instance forgets a run it no longer owns (its write was refused): no release, no renewal. */
@@ -67,11 +76,21 @@ local token = ARGV[1] .. '/' .. redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], token)
 return token`;
 /** KEYS: lease. ARGV: heartbeat key before and after the id. Returns the token and 1 when its holder lives, else 0; nil when free. */
-const OWNER = `
+/**
+ * A command's way to a run's owner, in one round trip: finds the holder of the lease and whether its
+ * heartbeat lives, and when it lives and is another instance, publishes the message on its channel.
+ * KEYS: lease. ARGV: heartbeat key before and after the id, this instance's id, the channel before
+ * and after the id, the message. Returns nil when nobody holds the lease, else {token, alive, heard}.
+ */
+const SEND_TO_OWNER = `
 local token = redis.call('GET', KEYS[1])
 if not token then return nil end
 local holder = string.match(token, '^(.+)/%d+$')
-return {token, holder and redis.call('EXISTS', ARGV[1] .. holder .. ARGV[2]) or 0}`;
+if not holder then return {token, 0, 0} end
+local alive = redis.call('EXISTS', ARGV[1] .. holder .. ARGV[2])
+local heard = 0
+if alive == 1 and holder ~= ARGV[3] then heard = redis.call('PUBLISH', ARGV[4] .. holder .. ARGV[5], ARGV[6]) end
+return {token, alive, heard}`;
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 const instanceOf = (token: string): string => token.slice(0, token.lastIndexOf('/'));
@@ -101,6 +120,9 @@ interface Held {
 
 export function createOwnership(redis: Redis, heartbeat: Redis, config: OwnershipConfig): Ownership {
   const tokens = new Map<string, Held>();
+  // Sent by its SHA (EVALSHA), the script text only when Redis does not know it yet.
+  redis.defineCommand('stepwiseSendToOwner', { numberOfKeys: 1, lua: SEND_TO_OWNER });
+  const sendToOwnerScript = (redis as unknown as Record<'stepwiseSendToOwner', (...keysAndArgs: string[]) => Promise<unknown>>).stepwiseSendToOwner.bind(redis);
   const aliveKey = (instanceId: string): string => `${config.heartbeatKey.before}${instanceId}${config.heartbeatKey.after}`;
   const ownKey = aliveKey(config.instanceId);
   let beating: Promise<void> | undefined;
@@ -180,10 +202,12 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
       tokens.set(convId, { token, at: Date.now(), ran: false });
       return true;
     },
-    // One round trip: a command's route asks it before every delivery.
-    owner: async (convId) => {
-      const found = (await reaching(redis.eval(OWNER, 1, config.keysOf(convId).lease, config.heartbeatKey.before, config.heartbeatKey.after))) as [string, number] | null;
-      return found ? { instanceId: instanceOf(found[0]), alive: found[1] === 1 } : undefined;
+    // One round trip for every command a route forwards: the owner is found and told at once.
+    sendToOwner: async (convId, channel, message) => {
+      const { before, after } = config.heartbeatKey;
+      const args = [before, after, config.instanceId, channel.before, channel.after, message];
+      const found = (await reaching(sendToOwnerScript(config.keysOf(convId).lease, ...args))) as [string, number, number] | null;
+      return found ? { instanceId: instanceOf(found[0]), alive: found[1] === 1, heard: found[2] } : undefined;
     },
     orphans: async (convIds) => {
       const found = await owners(convIds);

@@ -19,6 +19,7 @@ import type { Store } from '../core/store.js';
 import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
 import { createLocalCommands } from '../core/commands.js';
+import { createLocalDirectory } from '../sessions/directory.js';
 import type { RunOwnership } from '../core/ownership.js';
 import { createCommandHandler, type StepCommand } from './commands.js';
 import { profileRoutes } from './routes-profiles.js';
@@ -114,11 +115,12 @@ export function createServer(options: ServerOptions): StepwiseServer {
   const profiles = createProfileTable(options.profiles ?? [], stepwise.registry.names());
   const handler = createCommandHandler(() => context, STEP_COMMANDS, options.onError);
   const commands = joined ? joined.commands(handler) : createLocalCommands(handler, (pauseId) => stepwise.controller.convOf(pauseId));
-  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, commands, ...(joined ? { join: joined.join } : {}) };
+  const directory = joined ? joined.directory : createLocalDirectory(stepwise);
+  const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, commands, directory };
   const tokens: TokenTable = options.tokens ?? new Map();
   const http = createHttpServer();
   const extra = [inferenceRoutes(context, inferences), toolRoutes(context, options.toolSources ?? new Map())];
-  const app = buildApp(context, tokens, options, extra, joined?.routes(context.debug));
+  const app = buildApp(context, tokens, options, extra);
   http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
@@ -157,7 +159,7 @@ const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
   '/debug/continue': continuePause,
 });
 
-function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions, extra: readonly Router[], cluster?: Router): Express {
+function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOptions, extra: readonly Router[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -168,7 +170,6 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
   app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
-  if (cluster) app.use(cluster);
   app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   app.use(forkRoutes(context), ...extra);
   app.get('/ws', () => {

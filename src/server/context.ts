@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CommandPort } from '../core/commands.js';
+import type { ConversationDirectory } from '../core/directory.js';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { mayAccess, type Caller } from './auth.js';
@@ -17,11 +18,8 @@ export interface ServerContext {
   readonly profiles: ProfileTable;
   /** Where a command that steers a run is served: here, or on the instance that owns the run. */
   readonly commands: CommandPort;
-  /**
-   * With several instances (docs/protocol.md, Several instances): makes a conversation another instance created known
-   * here.
-   */
-  readonly join?: (convId: string) => Promise<void>;
+  /** Where the read routes find conversations and pauses: this process's, or the whole service's. */
+  readonly directory: ConversationDirectory;
 }
 
 export const CONV_ID = /^[A-Za-z0-9_-]{1,128}$/;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Session } from '../sessions/session.js';
 import type { ContinueCommand } from '../streams/step-commands.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
-import { assertDebug, assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
+import { assertDebug, assertOwner, convIdSchema, ownedConversation, ownedSession, type ServerContext } from './context.js';
 import { commandRoute, committed, committedOnly, convIdOfBody, type StepCommand } from './commands.js';
 import { forbidden, HttpError, invalidRequest, notFound, parseOr400, tryAgain } from './errors.js';
 import { singleValues } from './routes-conversations.js';
@@ -35,7 +35,6 @@ const pausesQuery = z.object({ conv_id: convIdSchema.optional() });
 /** Step control over HTTP: `/debug/step/enable|disable`, `/debug/continue`, `/debug/pauses`. */
 export function debugRoutes(context: ServerContext): Router {
   const router = Router();
-  const { controller, sessions } = context.stepwise;
   router.use('/debug', (_req, _res, next) => {
     assertDebug(context);
     next();
@@ -50,11 +49,13 @@ export function debugRoutes(context: ServerContext): Router {
     const caller = callerFrom(res);
     const { conv_id } = parseOr400(pausesQuery, singleValues(req.query), 'query');
     if (conv_id !== undefined) {
-      res.json({ pauses: await committedOnly(context, controller.pending(ownedSession(context, caller, conv_id).session_id)) });
-      return;
+      await context.directory.open(conv_id);
+      await ownedConversation(context, caller, conv_id);
     }
-    const mine = new Set(sessions.list().filter((session) => mayAccess(caller, session.owner)).map((session) => session.session_id));
-    res.json({ pauses: await committedOnly(context, controller.pending().filter((pause) => mine.has(pause.session_id))) });
+    const listed = await context.directory.pauses(conv_id);
+    // Shown once committed: a pause an operator sees survives a crash of this process the next instant.
+    const pauses = await committedOnly(context, listed.filter(({ owner }) => mayAccess(caller, owner)).map(({ pause }) => pause));
+    res.json({ pauses });
   });
   return router;
 }

@@ -13,6 +13,7 @@ export function decisionRoutes(context: ServerContext, store: Store): Router {
   router.get('/conversations/:conv_id/decisions', async (req, res, next) => {
     try {
       const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');
+      await context.directory.open(conv_id);
       await ownedConversation(context, callerFrom(res), conv_id);
       const rows = await store.decisions(conv_id);
       // The conversation id is the route's; each row says the rest.

@@ -43,11 +43,11 @@ export function createUpgradeHandler(config: UpgradeConfig) {
     // With several instances, a conversation another one created is brought here first (docs/protocol.md, Several
     // instances).
     const convId = url.searchParams.get('conv_id');
-    if (!config.context.join || convId === null || !CONV_ID.test(convId)) {
+    if (convId === null || !CONV_ID.test(convId)) {
       upgrade();
       return;
     }
-    config.context.join(convId).then(upgrade, () =>
+    config.context.directory.open(convId).then(upgrade, () =>
       refuse(socket, { status: 503, code: 'store_unavailable', message: 'the store cannot be reached; try again' }),
     );
   };

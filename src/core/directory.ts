@@ -1,0 +1,51 @@
+import type { PauseInfo } from './pauses.js';
+import type { ForkOrigin, StepFilter } from './store.js';
+import type { Turn } from './turns.js';
+
+/**
+ * The conversation directory (docs/protocol.md, Several instances): what the read routes show of
+ * conversations and their pauses, as the whole service has them. One process alone answers from its
+ * sessions; an instance of a service also from the store every instance shares. Routes read through
+ * the port and never know which it is; who may see what (`owner`) stays theirs to decide.
+ */
+
+/** A conversation as `GET /conversations` lists it, with the user it belongs to. */
+export interface ConversationSummary {
+  readonly conv_id: string;
+  readonly session_id: string;
+  /** The user who created it, when auth is on; not shown. */
+  readonly owner?: string;
+  readonly running: boolean;
+  readonly step_mode: boolean;
+  /** Epoch ms. */
+  readonly created_at: number;
+  readonly profile: string | null;
+  readonly forked_from?: ForkOrigin;
+}
+
+/** One conversation as `GET /conversations/:conv_id` shows it. */
+export interface ConversationView extends Omit<ConversationSummary, 'created_at'> {
+  readonly step_filter?: StepFilter;
+  readonly turns: readonly Pick<Turn, 'id' | 'blocks'>[];
+  readonly pending_pauses: readonly PauseInfo[];
+}
+
+/** A pending pause, and the user its conversation belongs to. */
+export interface ListedPause {
+  readonly pause: PauseInfo;
+  readonly owner: string | undefined;
+}
+
+export interface ConversationDirectory {
+  /** Every conversation. Rejects with a `StoreError` when the store cannot be read. */
+  list(): Promise<readonly ConversationSummary[]>;
+  /** One conversation; undefined when unknown. */
+  get(convId: string): Promise<ConversationView | undefined>;
+  /** The pending pauses, of one conversation or of all. */
+  pauses(convId?: string): Promise<readonly ListedPause[]>;
+  /**
+   * Makes a conversation another instance created or went on with known here (its session and its
+   * seq), before a route or a socket reads it here. Nothing for one process alone.
+   */
+  open(convId: string): Promise<void>;
+}
