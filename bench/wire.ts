@@ -3,7 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { createScriptedEngine } from '../src/engines/scripted.js';
-import { createServer, type StepwiseServer } from '../src/server/app.js';
+import { createServer, type StepwiseHttpServer as StepwiseServer } from '../src/server/app.js';
 import type { StepwiseEvent } from '../src/streams/events.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';

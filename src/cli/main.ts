@@ -12,7 +12,7 @@ import { createServer } from '../server/app.js';
 import { parseTokens } from '../server/auth.js';
 import { profileChoices, type Profile } from '../server/profiles.js';
 import type { Store } from '../core/store.js';
-import type { ClusterStore } from '../cluster/index.js';
+import { asServiceStore, type ClusterStore } from '../cluster/index.js';
 import { openStore } from '../store/open-store.js';
 import { printableUrl, REDIS_STORE_DEFAULTS } from '../store/redis/index.js';
 import { isLoopback, loadModelDefaults, mainHelp, parseServeOptions, serveHelp, UsageError, type ServeOptions } from './options.js';
@@ -83,7 +83,9 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
   const debug = options.debug || env['STEPWISE_DEBUG'] === '1' || env['STEPWISE_DEBUG'] === 'true';
   // Opened last, once every file has been read: a refused start holds no lock. A locked or unreadable
   // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
-  const store = openServerStore(options, env);
+  const opened = openServerStore(options, env);
+  // Redis is shared by every instance of the service (docs/protocol.md, Several instances): a runtime on it joins the service.
+  const store = isClusterStore(opened) ? asServiceStore(opened, { redisUrl: redisUrlOf(options, env), leaseMs: options.leaseMs, log: (line: string) => console.log(line) }) : opened;
   // Registered before the runtime starts, so its first run is traced.
   const traces = await exportTracesFromEnv(env);
   if (traces) console.log(`traces: exported over OTLP to ${traces.endpoint}`);
@@ -95,8 +97,6 @@ async function serve(options: ServeOptions, env: Env): Promise<void> {
     runtime: { ...runtime, store },
     // The audit trail route reads the same store the runtime writes.
     store,
-    // Redis is shared by every instance of the service (docs/protocol.md, Several instances).
-    ...(isClusterStore(store) ? { cluster: { store, redisUrl: redisUrlOf(options, env), leaseMs: options.leaseMs, log: (line: string) => console.log(line) } } : {}),
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,

@@ -12,10 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Observable } from 'rxjs';
-import type { CommandHandler, CommandPort } from '../core/commands.js';
 import type { RunOwnership } from '../core/ownership.js';
 import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
+import type { ServiceStore } from '../sessions/service.js';
 import type { StoreFence } from '../store/redis/redis-store.js';
 import { adoptConversation } from './adopt.js';
 import { createClusterFrames } from './cluster-frames.js';
@@ -24,8 +24,6 @@ import { watchForOrphans } from './orphans.js';
 import { createOwnership } from './ownership.js';
 import { createServiceDirectory } from './directory.js';
 import { createPauseIndex } from './pause-index.js';
-import { createLocalDirectory } from '../sessions/directory.js';
-import type { ConversationDirectory } from '../core/directory.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
 export interface ClusterStore extends Store<FrameEvent> {
@@ -52,14 +50,22 @@ export interface ClusterConfig {
 /** A runtime joined to its service. */
 export interface ClusterRuntime {
   readonly instanceId: string;
-  /** The runtime, its `frames` following every instance's frames. */
+  /**
+   * The runtime as an instance of the service: its `frames` follow every instance's frames, its
+   * `directory` lists the service's conversations and pauses (./directory.ts), its `commands` reach
+   * the run's owner (./commands.ts).
+   */
   readonly stepwise: Stepwise;
   /** The ownership port the runtime was made with: takes the conversation's lease, then joins it. */
   readonly ownership: RunOwnership;
-  /** The conversations and pauses of the whole service, for the read routes (./directory.ts). */
-  readonly directory: ConversationDirectory;
-  /** The command port, serving what reaches this instance with `handler`. */
-  commands(handler: CommandHandler): CommandPort;
+}
+
+/**
+ * The Redis store as the store of a service: a runtime made on it (`createStepwise({ store })`) joins
+ * the service as one instance of it.
+ */
+export function asServiceStore<S extends ClusterStore>(store: S, config: Omit<ClusterConfig, 'store'>): S & ServiceStore {
+  return Object.assign(store, { joinService: (base: Stepwise) => joinCluster(base, { ...config, store }) });
 }
 
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
@@ -127,6 +133,21 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   const stepwise: Stepwise = {
     ...base,
     frames,
+    directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join }),
+    commands: (handler) => {
+      commands = createClusterCommands({
+        ownership,
+        publisher: redis,
+        subscriber: connect(),
+        channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
+        handler,
+        join,
+        hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
+        convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
+        replyTimeoutMs: config.replyTimeoutMs ?? 2000,
+      });
+      return commands;
+    },
     recover: async (options = {}) => {
       // Claimed first, read after: from its claim on, nobody else writes a run, so what recovery then
       // loads of it is its latest state. A snapshot read before could be older than a decision its
@@ -163,26 +184,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
       stop();
     },
   };
-  return {
-    instanceId,
-    stepwise,
-    ownership: { claim },
-    directory: createServiceDirectory({ stepwise, local: createLocalDirectory(stepwise), store, join }),
-    commands: (handler) => {
-      commands = createClusterCommands({
-        ownership,
-        publisher: redis,
-        subscriber: connect(),
-        channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
-        handler,
-        join,
-        hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
-        convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
-        replyTimeoutMs: config.replyTimeoutMs ?? 2000,
-      });
-      return commands;
-    },
-  };
+  return { instanceId, stepwise, ownership: { claim } };
 }
 
 export { createClusterFrames, type FrameTail$ } from './cluster-frames.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { callerFrom } from './auth.js';
 import { convIdSchema, ownedSession, type ServerContext } from './context.js';
 import { notFound, parseOr400 } from './errors.js';
-import type { InferenceLog } from './inference-log.js';
+import type { InferenceLog } from '../sessions/inference-log.js';
 
 /** `<inference_id>:<n>`, the id of an inference's `llm.*` frames. */
 const messageIdSchema = z

@@ -12,6 +12,10 @@ export interface UpgradeConfig {
   readonly forwarder: WsForwarder;
   readonly tokens: TokenTable;
   readonly allowedOrigins: readonly string[];
+  /** The conversation socket's path on the server (`/ws`, or `/agent/ws` when mounted under a prefix). */
+  readonly path: string;
+  /** An upgrade for another path: left to the server's other listeners, or refused with 404. */
+  readonly others: 'leave' | 'refuse';
 }
 
 type Refusal = { readonly status: number; readonly code: string; readonly message: string };
@@ -22,9 +26,11 @@ type Refusal = { readonly status: number; readonly code: string; readonly messag
  */
 export function createUpgradeHandler(config: UpgradeConfig) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    // Another endpoint of the application's: not ours to answer.
+    if (url.pathname !== config.path && config.others === 'leave') return;
     // A client that resets its connection must cost only that connection, before and after the upgrade.
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const upgrade = (): void => {
       const checked = check(config, req, url);
       if ('status' in checked) {
@@ -59,7 +65,7 @@ function ignoreClientError(): void {}
 type Accepted = { readonly convId: string; readonly sinceSeq?: number; readonly user: string | undefined };
 
 function check(config: UpgradeConfig, req: IncomingMessage, url: URL): Refusal | Accepted {
-  if (url.pathname !== '/ws') return { status: 404, code: 'not_found', message: `no WebSocket endpoint at ${url.pathname}` };
+  if (url.pathname !== config.path) return { status: 404, code: 'not_found', message: `no WebSocket endpoint at ${url.pathname}` };
   if (!isOriginAllowed(req, config.allowedOrigins)) {
     return { status: 403, code: 'forbidden_origin', message: `origin ${String(req.headers.origin)} is not allowed` };
   }

@@ -19,6 +19,11 @@ import { forkConversation, type ForkPorts, type ForkRequest, type ForkResult } f
 import { createRunBuilders, createStoredLoop } from './loop-wiring.js';
 import { restoreSnapshot, takeOverConversation, type RecoverOptions, type RecoveryReport, type RestorePorts } from './recovery.js';
 import { createSessionRegistry, type SessionRegistry } from './registry.js';
+import { createLocalDirectory } from './directory.js';
+import { createInferenceLog, type InferenceLog, type InferenceLogConfig } from './inference-log.js';
+import { isServiceStore, type ServiceInstance } from './service.js';
+import { createLocalCommands, type CommandHandler, type CommandPort } from '../core/commands.js';
+import type { ConversationDirectory } from '../core/directory.js';
 import type { RetentionConfig } from './retention.js';
 import type { SessionChoices, ToolList } from './session.js';
 import { createStoreWriter, type StoreWriter } from './store-writer.js';
@@ -85,6 +90,8 @@ export interface StepwiseConfig {
   readonly ownership?: RunOwnership;
   /** Told about each frame the store could not commit (that frame reaches no client). Default: ignored. */
   readonly onFrameError?: (error: unknown) => void;
+  /** How many requests sent to the model are kept for `inferences` (docs/protocol.md, What was sent to the model). */
+  readonly inferenceLog?: InferenceLogConfig;
 }
 
 /** A runtime: one event hub, one step controller, tools and sessions over one engine. */
@@ -97,6 +104,15 @@ export interface Stepwise {
   readonly sessions: SessionRegistry;
   readonly engine: Engine;
   readonly store: Store;
+  /** What was sent to the model, per model message, as the engine received it (after every middleware). */
+  readonly inferences: InferenceLog;
+  /** Where conversations and their pauses are read: this process's, or the whole service's. */
+  readonly directory: ConversationDirectory;
+  /**
+   * The command port (docs/protocol.md, Several instances): commands that steer a run reach the
+   * process that owns it, where `handler` serves them. Called once, by the server.
+   */
+  commands(handler: CommandHandler): CommandPort;
   /**
    * Loads the store and brings back every conversation and unfinished run (docs/protocol.md, Durability): call it once,
    * before serving. Paused runs pause again with the same pause id and deadline.
@@ -129,7 +145,10 @@ export interface Stepwise {
  * step controller, the tool loop, and the session registry that owns every session and its run.
  * Each piece is built in its own module; this only connects them.
  */
-export function createStepwise(config: StepwiseConfig): Stepwise {
+export function createStepwise(options: StepwiseConfig): Stepwise {
+  const inferences = createInferenceLog(options.inferenceLog);
+  // The log names each model message before any other middleware, and keeps what the engine itself receives.
+  const config: StepwiseConfig = { ...options, middlewares: [inferences.name, ...(options.middlewares ?? []), inferences.capture] };
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
@@ -154,12 +173,14 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
   const retention = config.retention === undefined ? {} : { retention: config.retention };
   const onRunStarting = (): void => tracing.runStarting();
   const sessions = createSessionRegistry({ loop: ports, settings, hub, frames, store, writer, gate, controller, core, restoreEngine, onRunStarting, ...retention });
-  const ownership = config.ownership ?? SOLE_OWNERSHIP;
+  // A service's ownership exists once the runtime it joins does, and is asked only once runs start.
+  let joined: ServiceInstance | undefined;
+  const ownership = config.ownership ?? (isServiceStore(store) ? { claim: (convId: string) => joined?.ownership.claim(convId) ?? Promise.resolve(false) } : SOLE_OWNERSHIP);
   const claim = (convId: string): Promise<boolean> => ownership.claim(convId);
   const restorePorts: RestorePorts = { loop: ports, reopen: sessions.reopen, expectPause: controller.expect, hub };
   const open: ForkPorts['open'] = (identity, choices) => sessions.open({ ...identity, ...choices });
   const forkPorts: ForkPorts = { loop: ports, controller, store, claim, open, restoreEngine };
-  return {
+  const local: Stepwise = {
     hub,
     frames,
     controller,
@@ -167,6 +188,9 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
     sessions,
     engine,
     store,
+    inferences,
+    directory: createLocalDirectory({ sessions, controller }),
+    commands: (handler) => createLocalCommands(handler, (pauseId) => controller.convOf(pauseId)),
     claim,
     recover: async (options) => restoreSnapshot(await store.load(), restorePorts, options),
     takeOver: (convId, options) => takeOverConversation(store, convId, restorePorts, options),
@@ -182,6 +206,9 @@ export function createStepwise(config: StepwiseConfig): Stepwise {
       frames.dispose();
     },
   };
+  if (!isServiceStore(store)) return local;
+  joined = store.joinService(local);
+  return joined.stepwise;
 }
 
 /** Publishes an event once the store was told of it, unless the gate says the conversation is silent. */

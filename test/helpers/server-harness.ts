@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { createScriptedEngine, type Script } from '../../src/engines/scripted.js';
-import { createServer, type ServerOptions, type StepwiseServer } from '../../src/server/app.js';
+import { createServer, type ServerOptions, type StepwiseHttpServer as StepwiseServer } from '../../src/server/app.js';
 import type { StepwiseConfig } from '../../src/sessions/runtime.js';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
 

@@ -1,0 +1,191 @@
+import type { Server } from 'node:http';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { WebSocketServer } from 'ws';
+import type { Stepwise } from '../sessions/runtime.js';
+import type { Store } from '../core/store.js';
+import { StoreError } from '../core/store-errors.js';
+import { requireCaller, type TokenTable } from './auth.js';
+import { createCommandHandler, type StepCommand } from './commands.js';
+import type { ServerContext } from './context.js';
+import { HttpError, sendError, tryAgain } from './errors.js';
+import { createFrameEncoder } from './frame-encoder.js';
+import { createProfileTable, type Profile } from './profiles.js';
+import { cancelRun, chatRoutes } from './routes-chat.js';
+import { conversationRoutes } from './routes-conversations.js';
+import { continuePause, debugRoutes, disableStep, enableStep } from './routes-debug.js';
+import { decisionRoutes } from './routes-decisions.js';
+import { forkRoutes } from './routes-fork.js';
+import { inferenceRoutes } from './routes-inferences.js';
+import { profileRoutes } from './routes-profiles.js';
+import { toolRoutes, type ToolSource } from './routes-tools.js';
+import { dashboardRoutes } from './static.js';
+import { createWsForwarder } from './ws-forwarder.js';
+import { createUpgradeHandler } from './ws-upgrade.js';
+
+/** What `stepwise serve` takes for its server (docs/library.md, A server inside your app). */
+export interface StepwiseServerOptions {
+  /** Debug mode: the `/debug/*` routes and step mode. Default off. */
+  readonly debug?: boolean;
+  /** token → user. Default none: single-user, no token needed. */
+  readonly tokens?: TokenTable;
+  /** Browser origins allowed on the WebSocket besides the server's own. Default none. */
+  readonly allowedOrigins?: readonly string[];
+  /** A WebSocket client's send budget before it is closed with 1013. Default 8 MiB. */
+  readonly maxClientBufferBytes?: number;
+  /** Messages (pings, pongs) a WebSocket client may send a second before it is closed with 1008. Default 50. */
+  readonly maxClientMessagesPerSecond?: number;
+  /** The dashboard's static folder. Default `src/dashboard`, found from this module. */
+  readonly dashboardDir?: string;
+  /** Profiles for `POST /chat/:profile` and `GET /profiles` (docs/protocol.md, Profiles file). Default none. */
+  readonly profiles?: readonly Profile[];
+  /** Where decisions are read from (the audit trail). Default the runtime's store, which every decision is written to. */
+  readonly store?: Store;
+  /** Where each tool comes from, by name, for `GET /tools` (`tools-file`, `mcp:<server>`). Default: all `built-in`. */
+  readonly toolSources?: ReadonlyMap<string, ToolSource>;
+  /** Told about every unexpected (500) error, e.g. to log it. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface AttachOptions {
+  /** The conversation socket's path on the app's server, e.g. `/agent/ws`. Default `/ws`. */
+  readonly path?: string;
+  /**
+   * What to do with an upgrade for another path: leave it to the app's other listeners (default), or
+   * refuse it with 404 (a server that has no other WebSocket endpoints).
+   */
+  readonly others?: 'leave' | 'refuse';
+}
+
+/** Stepwise's routes, dashboard and WebSocket, to mount in an application (docs/library.md). */
+export interface StepwiseServer {
+  /** Every route and the dashboard, relative to where the app mounts it (`app.use('/agent', router)`). */
+  readonly router: Router;
+  /** Serves the WebSocket endpoint on the app's own server (`ws` `noServer` + `handleUpgrade`). */
+  attach(server: Server, options?: AttachOptions): void;
+  /** Closes every socket (after what is pending is written) and stops serving. The runtime stays the caller's. Idempotent. */
+  close(): Promise<void>;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/** The commands a run's owner serves, by route (docs/protocol.md, Several instances). */
+const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
+  '/chat/cancel': cancelRun,
+  '/debug/step/enable': enableStep,
+  '/debug/step/disable': disableStep,
+  '/debug/continue': continuePause,
+});
+
+/** Which methods each route answers; any other method gets 405 with `Allow`. */
+const ROUTES: readonly (readonly [string, string])[] = [
+  ['/chat', 'POST'],
+  ['/chat/cancel', 'POST'],
+  ['/chat/:profile', 'POST'],
+  ['/profiles', 'GET'],
+  ['/conversations', 'GET'],
+  ['/conversations/:conv_id', 'GET'],
+  ['/conversations/:conv_id/decisions', 'GET'],
+  ['/conversations/:conv_id/fork', 'POST'],
+  ['/conversations/:conv_id/inferences', 'GET'],
+  ['/conversations/:conv_id/inferences/:message_id', 'GET'],
+  ['/tools', 'GET'],
+  ['/hydrate', 'GET'],
+  ['/debug/step/enable', 'POST'],
+  ['/debug/step/disable', 'POST'],
+  ['/debug/continue', 'POST'],
+  ['/debug/pauses', 'GET'],
+  ['/healthz', 'GET'],
+];
+
+/**
+ * The server of a runtime, built from the runtime's ports (commands, directory, frames), so it is
+ * the same on one process or on an instance of a service. `stepwise serve` is made of exactly this.
+ */
+export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServerOptions = {}): StepwiseServer {
+  // Subscribed before any client, so it sees every committed frame first and in hub order.
+  const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
+  const handler = createCommandHandler(() => context, STEP_COMMANDS, options.onError);
+  const context: ServerContext = {
+    stepwise,
+    encoder,
+    debug: options.debug ?? false,
+    profiles: createProfileTable(options.profiles ?? [], stepwise.registry.names()),
+    commands: stepwise.commands(handler),
+    directory: stepwise.directory,
+  };
+  const tokens: TokenTable = options.tokens ?? new Map();
+  const router = buildRouter(context, tokens, options);
+  // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
+  const forwarder = createWsForwarder(stepwise, encoder, {
+    ...(options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes }),
+    ...(options.maxClientMessagesPerSecond === undefined ? {} : { maxMessagesPerSecond: options.maxClientMessagesPerSecond }),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    router,
+    attach: (server, attach = {}) => {
+      const upgrade = createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins: options.allowedOrigins ?? [], path: attach.path ?? '/ws', others: attach.others ?? 'leave' });
+      server.on('upgrade', upgrade);
+    },
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        forwarder.dispose();
+        encoder.dispose();
+        const stragglers = setTimeout(() => {
+          for (const ws of wss.clients) ws.terminate();
+        }, 1000);
+        stragglers.unref();
+        wss.close(() => resolve());
+      });
+      return closing;
+    },
+  };
+}
+
+function buildRouter(context: ServerContext, tokens: TokenTable, options: StepwiseServerOptions): Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  router.use(dashboardRoutes(options.dashboardDir));
+  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools'], requireCaller(tokens));
+  router.use(express.json({ limit: BODY_LIMIT }));
+  const store = options.store ?? context.stepwise.store;
+  router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
+  router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()));
+  router.get('/ws', () => {
+    throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
+  });
+  for (const [path, method] of ROUTES) {
+    router.all(path, (_req, res) => {
+      res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
+      throw new HttpError(405, 'method_not_allowed', `${path} accepts ${method} only`);
+    });
+  }
+  router.use((req) => {
+    throw new HttpError(404, 'not_found', `no route ${req.method} ${req.path}`);
+  });
+  router.use(errorHandler(options.onError));
+  return router;
+}
+
+function errorHandler(onError: ((error: unknown) => void) | undefined) {
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+    sendError(res, toHttpError(error, onError));
+  };
+}
+
+/** body-parser's failures keep their meaning: 413 too large, 400 malformed JSON; the rest is a 500. */
+function toHttpError(error: unknown, onError: ((error: unknown) => void) | undefined): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof StoreError && error.code === 'store_unavailable') return tryAgain('store_unavailable', 'the store cannot be reached; try again');
+  const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
+  if (type === 'entity.too.large') return new HttpError(413, 'payload_too_large', `the body is over ${BODY_LIMIT} bytes`);
+  if (type === 'entity.parse.failed') return new HttpError(400, 'invalid_json', 'the body is not valid JSON');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new HttpError(status, 'bad_request', error instanceof Error ? error.message : 'bad request');
+  }
+  onError?.(error);
+  return new HttpError(500, 'internal', 'internal server error');
+}
