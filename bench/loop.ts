@@ -4,7 +4,7 @@ import type { Engine, Tool } from '../src/index.js';
 import { entry, median, type BenchEntry } from './bench-entry.js';
 import { runBareRxLoop, runBareRxLoopAsync, runPlainLoop } from './baselines.js';
 import type { StepwiseLib, StoreLib } from './lib.js';
-import { createAsyncEchoTool, createEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
+import { createAsyncEchoTool, createEchoTool, createIdempotentEchoTool, createStepEngine, nowUs, settle, within } from './scenario.js';
 
 /**
  * Loop overhead per step (README.md, Benchmarks), one inference and one tool call per step, step mode off, every
@@ -17,8 +17,12 @@ import { createAsyncEchoTool, createEchoTool, createStepEngine, nowUs, settle, w
  * - `loop_step_sqlite` (when given a data dir): `loop_step`'s runs with the runtime given a SQLite
  *   store on a file there (one store for every sample, as a server has), against `loop_step` with the
  *   memory store in the same rounds. The runtime queues its writes (turns, checkpoints, engine state
- *   at each phase boundary) and they commit in a batch; each sample is timed until they have
- *   (`store.flush()`, for both stores), so the commits' cost is in the figure.
+ *   at each phase boundary, frames) and they commit in a batch; each sample is timed until they have
+ *   (`store.flush()`, for both stores), so the commits' cost is in the figure. Its echo tool is
+ *   declared idempotent, so this is the loop's own overhead on a durable store.
+ * - `loop_step_sqlite_effects`: the same with the echo tool not declared idempotent, as a tool with
+ *   effects is: before each tools phase the checkpoint naming the call as running is committed (a
+ *   transaction per step), so that a crash never runs it twice (docs/protocol.md, Durability).
  *
  * A zero-delay script runs synchronously; the bare RxJS baseline's `expand` recurses per step and
  * would overflow the stack on long runs (stepwise trampolines its phases), so each run is kept to
@@ -34,7 +38,7 @@ export interface LoopBenchConfig {
   readonly runsPerSample?: number;
   readonly rounds?: number;
   readonly warmupRounds?: number;
-  /** Samplers to run (`stepwise`, `rx`, `plain`, `realistic`, `realisticRx`, `sqlite`); all by default. To profile one. */
+  /** Samplers to run (`stepwise`, `rx`, `plain`, `realistic`, `realisticRx`, `sqlite`, `sqliteEffects`); all by default. To profile one. */
   readonly only?: readonly string[];
   /** For `loop_step_sqlite`: the SQLite adapter and a dir for its file. Without it the case is skipped. */
   readonly sqlite?: { readonly stores: StoreLib; readonly dataDir: string };
@@ -113,10 +117,11 @@ async function sampleInterleaved<K extends string>(samplers: Readonly<Record<K, 
 export async function runLoopBenchmarks(lib: StepwiseLib, config: LoopBenchConfig = {}): Promise<BenchEntry[]> {
   const { steps, realisticSteps, runsPerSample, rounds, warmupRounds } = { ...DEFAULT_LOOP_BENCH, ...config };
   const tool = createEchoTool(lib);
+  const idempotentTool = createIdempotentEchoTool(lib);
   const asyncTool = createAsyncEchoTool(lib);
   const sqlite = config.sqlite?.stores.createSqliteStore({ dataDir: config.sqlite.dataDir });
   try {
-    return await sampleLoops(lib, { steps, realisticSteps, runsPerSample, rounds, warmupRounds, tool, asyncTool, sqlite, only: config.only });
+    return await sampleLoops(lib, { steps, realisticSteps, runsPerSample, rounds, warmupRounds, tool, idempotentTool, asyncTool, sqlite, only: config.only });
   } finally {
     await sqlite?.close();
   }
@@ -129,13 +134,14 @@ interface LoopCases {
   readonly rounds: number;
   readonly warmupRounds: number;
   readonly tool: Tool;
+  readonly idempotentTool: Tool;
   readonly asyncTool: Tool;
   readonly sqlite: Store | undefined;
   readonly only: readonly string[] | undefined;
 }
 
 async function sampleLoops(lib: StepwiseLib, cases: LoopCases): Promise<BenchEntry[]> {
-  const { steps, realisticSteps, runsPerSample, rounds, warmupRounds, tool, asyncTool, sqlite, only } = cases;
+  const { steps, realisticSteps, runsPerSample, rounds, warmupRounds, tool, idempotentTool, asyncTool, sqlite, only } = cases;
   const samplers = {
     stepwise: stepwiseSampler(lib, tool, steps, runsPerSample),
     rx: baselineSampler(lib, tool, steps, runsPerSample, (engine, t, convId, max) => lastValueFrom(runBareRxLoop(engine, t, convId, max))),
@@ -144,7 +150,12 @@ async function sampleLoops(lib: StepwiseLib, cases: LoopCases): Promise<BenchEnt
     realisticRx: baselineSampler(lib, asyncTool, realisticSteps, runsPerSample, (engine, t, convId, max) =>
       lastValueFrom(runBareRxLoopAsync(engine, t, convId, max)),
     ),
-    ...(sqlite ? { sqlite: stepwiseSampler(lib, tool, steps, runsPerSample, false, { store: sqlite }) } : {}),
+    ...(sqlite
+      ? {
+          sqlite: stepwiseSampler(lib, idempotentTool, steps, runsPerSample, false, { store: sqlite }),
+          sqliteEffects: stepwiseSampler(lib, tool, steps, runsPerSample, false, { store: sqlite }),
+        }
+      : {}),
     untraced: stepwiseSampler(lib, tool, steps, runsPerSample, false, { tracer: null }),
   };
   const chosen = Object.fromEntries(Object.entries(samplers).filter(([name]) => !only || only.includes(name))) as Record<string, Sampler>;
@@ -156,6 +167,7 @@ async function sampleLoops(lib: StepwiseLib, cases: LoopCases): Promise<BenchEnt
     entry('loop_step_plain', stepwise, 'µs', plain),
     entry('loop_step_realistic', realistic, 'µs', realisticRx),
     ...(figures.sqlite === undefined ? [] : [entry('loop_step_sqlite', figures.sqlite, 'µs', stepwise)]),
+    ...(figures.sqliteEffects === undefined ? [] : [entry('loop_step_sqlite_effects', figures.sqliteEffects, 'µs', stepwise)]),
     // Issue 13: tracing to OpenTelemetry's no-op (no SDK registered) against no tracing at all.
     entry('loop_step_otel_noop', stepwise, 'µs', untraced),
   ];

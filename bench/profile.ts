@@ -10,7 +10,7 @@ import { measureStoreAppend } from './store-append.js';
 /**
  * One case under the profiler, then its top self-times (STYLE.md: profile before changing anything
  * for speed):
- *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume, sqlite, store)
+ *   npx tsx --cpu-prof --cpu-prof-dir .prof bench/profile.ts loop      (or: realistic, resume, sqlite, effects, store)
  *   npx tsx bench/profile.ts --summary .prof                          (self and inclusive times of the main thread's profile)
  *   node --max-semi-space-size=256 --import tsx bench/profile.ts count (subscriptions and bytes per step, see bench/count.ts)
  * Percentages are of the busy samples: idle time (mostly the bench's tsc compile before it starts) is left out.
@@ -81,7 +81,9 @@ else {
   if (what === 'count') console.table(await runCounts(lib));
   else if (what === 'resume') console.log(await runResumeBenchmarks(lib));
   else if (what === 'store') console.log(await measureStoreAppend(stores, dataDir, { samples: 10 }));
-  else if (what === 'sqlite') console.log(await runLoopBenchmarks(lib, { rounds: 600, only: ['sqlite'], sqlite: { stores, dataDir } }));
+  else if (what === 'sqlite' || what === 'effects') {
+    console.log(await runLoopBenchmarks(lib, { rounds: 600, only: [what === 'sqlite' ? 'sqlite' : 'sqliteEffects'], sqlite: { stores, dataDir } }));
+  }
   // `loop` (the best case) or `realistic`: stepwise's sampler only, so the profile is ours alone.
   else console.log(await runLoopBenchmarks(lib, { rounds: 600, only: [what === 'realistic' ? 'realistic' : 'stepwise'] }));
   rmSync(dataDir, { recursive: true, force: true });

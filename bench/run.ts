@@ -32,7 +32,7 @@ const TARGETS: Readonly<Record<string, Target>> = {
   paused_resolve_after_deadline: { describe: '< 1000 ms', met: (e) => e.value < 1000 },
   // "Back to its start level": allow the controller's bounded memory of resolved pause ids.
   paused_heap_after_release: { describe: '≈ 0 (< 0.5 KB)', met: (e) => e.value < 0.5 },
-  loop_step_sqlite: { describe: 'ratio ≤ 1.3', met: (e) => (e.ratio ?? Infinity) <= 1.3 },
+  loop_step_sqlite: { describe: 'ratio ≤ 1.6', met: (e) => (e.ratio ?? Infinity) <= 1.6 },
   store_append: { describe: '≥ 100 000 frames/s', met: (e) => e.value >= 100_000 },
   restart_recover: { describe: '≤ 2000 ms', met: (e) => e.value <= 2000 },
   loop_step_otel_noop: { describe: 'ratio ≤ 1.05', met: (e) => (e.ratio ?? Infinity) <= 1.05 },

@@ -19,6 +19,20 @@ export function createEchoTool(lib: StepwiseLib): Tool {
   });
 }
 
+/**
+ * The echo tool declared idempotent: what a durable store lets run again after a crash, so a run does
+ * not wait for its checkpoint to be committed before it runs it (docs/protocol.md, Durability).
+ */
+export function createIdempotentEchoTool(lib: StepwiseLib): Tool {
+  return lib.defineTool({
+    name: 'echo',
+    description: 'Echoes the text back.',
+    parameters: z.object({ text: z.string() }),
+    idempotent: true,
+    execute: ({ text }) => ({ text }),
+  });
+}
+
 /** The realistic tool: the same zod schema, answering with a Promise as most real tools do. */
 export function createAsyncEchoTool(lib: StepwiseLib): Tool {
   return lib.defineTool({

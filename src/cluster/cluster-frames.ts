@@ -1,11 +1,14 @@
 import { defer, finalize, share, Subject, tap, type Observable, type Subscription } from 'rxjs';
-import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
-import type { BufferedFrames, EventHub } from '../streams/event-hub.js';
-import type { SequencedEvent } from '../streams/events.js';
-import type { FrameLog } from '../streams/frame-log.js';
+import type { FrameEvent, Store, StoredFrame, WireFrame } from '../core/store.js';
+import type { EventHub } from '../streams/event-hub.js';
+import { convOfFrame, type LogFrame } from '../streams/frame-codec.js';
+import type { FrameLog, LogPage } from '../streams/frame-log.js';
 
-/** A conversation's committed frames after a seq, appended by any instance (the Redis store's `tail$`). */
-export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<StoredFrame>;
+/**
+ * A conversation's committed frames after a seq, appended by any instance (the Redis store's `tail$`): the
+ * runtime's as their wire text, which goes on to clients as it is (never parsed here).
+ */
+export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<StoredFrame | WireFrame>;
 
 /**
  * The frame log clients read on one instance of a service (docs/protocol.md, Several instances): a conversation's live frames come
@@ -15,22 +18,26 @@ export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<Stored
  * reads the store when its buffer does not hold the frames asked for. The hub is told the seqs seen,
  * so a run this instance starts later goes on after them.
  */
-export function createClusterFrames(local: FrameLog, hub: EventHub, store: Pick<Store<FrameEvent>, 'frames'>, tail$: FrameTail$): FrameLog {
-  const tails = new Map<string, Observable<SequencedEvent>>();
+/** The cluster's frame log, and every frame it relays (its own and, through the tail, other instances'). */
+export interface ClusterFrameLog extends FrameLog<LogFrame> {
+  readonly relayed$: Observable<LogFrame>;
+}
+
+export function createClusterFrames(local: FrameLog<LogFrame>, hub: EventHub, store: Pick<Store<FrameEvent, WireFrame>, 'frames'>, tail$: FrameTail$): ClusterFrameLog {
+  const tails = new Map<string, Observable<LogFrame>>();
   // Per conversation, the newest seq `events$` has carried: each frame reaches the encoder once,
   // from the local log or from the tail, whichever is first.
   const seen = new Map<string, number>();
-  const events$ = new Subject<SequencedEvent>();
-  const announce = (frame: SequencedEvent): void => {
-    const convId = frame.event.conv_id;
+  const events$ = new Subject<LogFrame>();
+  const announce = (convId: string, frame: LogFrame): void => {
     if (frame.seq <= (seen.get(convId) ?? 0)) return;
     seen.set(convId, frame.seq);
     if (frame.seq > hub.lastSeq(convId)) hub.seed(convId, frame.seq);
     events$.next(frame);
   };
-  const localFrames: Subscription = local.events$.subscribe(announce);
+  const localFrames: Subscription = local.events$.subscribe((frame) => announce(convOfFrame(frame), frame));
 
-  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): LogPage<LogFrame> | undefined => {
     const found = local.buffered(convId, sinceSeq, limit);
     if (!found) return undefined;
     // The hub's buffer may stop short of a seq it was told of (frames another instance appended).
@@ -39,16 +46,17 @@ export function createClusterFrames(local: FrameLog, hub: EventHub, store: Pick<
     return found.frames.length === wanted && found.frames.at(-1)?.seq === sinceSeq + wanted ? found : undefined;
   };
 
-  const tailOf = (convId: string): Observable<SequencedEvent> =>
+  const tailOf = (convId: string): Observable<LogFrame> =>
     // From what is committed when the first client joins: the forwarder replays what came before.
-    defer(() => tail$(convId, local.lastSeq(convId)) as Observable<SequencedEvent>).pipe(
-      tap(announce),
+    defer(() => tail$(convId, local.lastSeq(convId)) as Observable<LogFrame>).pipe(
+      tap((frame) => announce(convId, frame)),
       finalize(() => tails.delete(convId)),
       share(),
     );
 
   return {
-    events$: events$.asObservable(),
+    events$: local.events$,
+    relayed$: events$.asObservable(),
     conversation$: (convId) => {
       let channel = tails.get(convId);
       if (!channel) tails.set(convId, (channel = tailOf(convId)));
@@ -62,7 +70,7 @@ export function createClusterFrames(local: FrameLog, hub: EventHub, store: Pick<
       if (found) return found;
       const last = local.lastSeq(convId);
       const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
-      return { frames: page.frames.filter((frame) => frame.seq <= last) as SequencedEvent[], lastSeq: last };
+      return { frames: page.frames.filter((frame) => frame.seq <= last) as LogFrame[], lastSeq: last };
     },
     forget: (convId) => {
       seen.delete(convId);

@@ -106,7 +106,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     },
   });
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
-  const pauses = createPauseIndex(frames.events$);
+  const pauses = createPauseIndex(frames.relayed$);
   const join = (convId: string): Promise<void> => adoptConversation(stepwise, store, convId);
   let orphans: { dispose(): void } | undefined;
   let commands: ReturnType<typeof createClusterCommands> | undefined;

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { SequencedEvent } from '../streams/events.js';
+import type { LogFrame } from '../streams/frame-codec.js';
 
 export interface PauseIndex {
   /** The conversation of a pause this instance has relayed, recently; undefined when not known here. */
@@ -16,15 +16,25 @@ const REMEMBERED = 10_000;
  * pause its dashboard was shown finds the run's conversation without asking the store (one Redis round
  * trip less in `cluster_resume`). A pause never changes conversation, so what is remembered stays true.
  */
-export function createPauseIndex(frames$: Observable<SequencedEvent>, limit = REMEMBERED): PauseIndex {
+export function createPauseIndex(frames$: Observable<LogFrame>, limit = REMEMBERED): PauseIndex {
   const convOfPause = new Map<string, string>();
-  const subscription = frames$.subscribe(({ event }) => {
-    if (event.type !== 'paused') return;
-    convOfPause.set(event.pause.pause_id, event.conv_id);
+  const subscription = frames$.subscribe((frame) => {
+    const pauseId = frame.event ? (frame.event.type === 'paused' ? frame.event.pause.pause_id : undefined) : pauseOfText(frame.text);
+    if (pauseId === undefined) return;
+    convOfPause.set(pauseId, frame.event ? frame.event.conv_id : frame.conv_id);
     if (convOfPause.size > limit) convOfPause.delete(convOfPause.keys().next().value as string);
   });
   return {
     convOf: (pauseId) => convOfPause.get(pauseId),
     dispose: () => subscription.unsubscribe(),
   };
+}
+
+/** How a `debugger.pause` frame's text begins: what the codec writes first (src/streams/sem-frames.ts). */
+const PAUSE_FRAME = '{"sem":true,"event":{"type":"debugger.pause",';
+
+/** A pause frame's id; any other frame's text is only looked at, never parsed. */
+function pauseOfText(text: string): string | undefined {
+  if (!text.startsWith(PAUSE_FRAME)) return undefined;
+  return (JSON.parse(text) as { event: { pause_id?: string } }).event.pause_id;
 }

@@ -68,10 +68,27 @@ export type StoredPauseToolCall = PauseToolCall;
 /** A pending pause, as stored: a restarted run pauses again with the same id and deadline. */
 export type StoredPause = PauseInfo;
 
-/** One frame of a conversation's log: its `seq` (1, 2, … per conversation, never reused or skipped) and its event. */
+/**
+ * One frame of a conversation's log: its `seq` (1, 2, … per conversation, never reused or skipped) and its event.
+ * `text`, when the writer made it, is the frame's wire JSON (docs/protocol.md, WebSocket), made once by the frame
+ * codec (src/streams/frame-codec.ts): the store keeps those bytes, and every reader (replay, `/hydrate`, another
+ * instance's tail) gets them back as they are, never encoded again. Without it the store keeps the event's JSON.
+ */
 export interface StoredFrame<E extends FrameEvent = FrameEvent> {
   readonly seq: number;
   readonly event: E;
+  readonly text?: string;
+}
+
+/**
+ * A frame read back as the wire JSON it was appended with (`StoredFrame.text`): its event is not read
+ * (a reader that needs a field of it parses the text, and only then).
+ */
+export interface WireFrame {
+  readonly seq: number;
+  readonly conv_id: string;
+  readonly text: string;
+  readonly event?: undefined;
 }
 
 /** What a frame's event must carry for the store; the rest of it is stored as is (JSON). */
@@ -84,8 +101,9 @@ export interface FrameEvent {
  * A page of the frame log: frames with seq > since_seq, oldest first, and the newest seq stored.
  * Under a retention limit the oldest frames are gone: the first frame's seq may then exceed since_seq + 1.
  */
-export interface FramePage<E extends FrameEvent = FrameEvent> {
-  readonly frames: readonly StoredFrame<E>[];
+export interface FramePage<E extends FrameEvent = FrameEvent, W = never> {
+  /** `W`: `WireFrame` for a reader of frames appended with their `text` (the runtime's), else none. */
+  readonly frames: readonly (StoredFrame<E> | W)[];
   /** 0 when the conversation has no frame. More to read when the last frame's seq is below it. */
   readonly last_seq: number;
 }
@@ -174,7 +192,7 @@ export interface StoreSnapshot {
 }
 
 /** The store port. See the header of this file for the shape of writes, commits and reads. */
-export interface Store<E extends FrameEvent = FrameEvent> {
+export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   /** `memory`, `sqlite`, `redis`: for logs and `--help`, never for branching. */
   readonly kind: string;
   /** False for `memory`: nothing survives the process, so SIGTERM cancels instead of suspending. */
@@ -225,7 +243,8 @@ export interface Store<E extends FrameEvent = FrameEvent> {
   conversations(owner?: string): Promise<ConversationRecord[]>;
   /** Oldest first. */
   turns(convId: string): Promise<Turn[]>;
-  frames(convId: string, query?: FrameQuery): Promise<FramePage<E>>;
+  /** Each frame as it was appended: its `text` alone (a `WireFrame`) when it was appended with one. */
+  frames(convId: string, query?: FrameQuery): Promise<FramePage<E, W>>;
   /** 0 when the conversation has no frame yet. */
   lastSeq(convId: string): Promise<number>;
   /** Pending pauses, of one conversation or of all. */

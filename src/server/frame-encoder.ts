@@ -1,26 +1,25 @@
 import type { Observable, Subscription } from 'rxjs';
-import { toJsonText } from '../core/json.js';
-import type { FrameEvent, Store } from '../core/store.js';
+import type { FrameEvent, Store, WireFrame } from '../core/store.js';
 import { resumedIteration } from '../sessions/recovery.js';
 import type { SequencedEvent } from '../streams/events.js';
-import { toSemFrame, type FrameContext, type Message, type SemFrame } from './sem-frames.js';
+import { encodeFrame, textOfFrame, type EncodedFrame, type LogFrame } from '../streams/frame-codec.js';
+import type { FrameContext, Message, SemFrame } from './sem-frames.js';
 
-/** One hub item as the clients get it. */
-export interface EncodedFrame {
-  /** The frame as JSON-safe data: what `/hydrate` lists. */
-  readonly frame: SemFrame;
-  /** `JSON.stringify(frame)`: the payload of its WebSocket text frame. */
-  readonly text: string;
-}
+export { encodeFrame, type EncodedFrame } from '../streams/frame-codec.js';
 
 export interface FrameEncoder {
-  /** A hub item's frame: the same whenever it is asked for (live, replayed, in `/hydrate`, after a restart). */
-  encode(item: SequencedEvent): EncodedFrame;
+  /** A frame as JSON-safe data and its text: the same whenever it is asked for (live, replayed, in `/hydrate`, after a restart). */
+  encode(item: LogFrame): EncodedFrame;
+  /**
+   * A frame's wire text: the one it was stored or sent with when it has one (src/streams/frame-codec.ts),
+   * else made here once and kept on the item.
+   */
+  textOf(item: LogFrame): string;
   /**
    * Before `encode` is given frames of a conversation from before this process (read from the store
    * after a restart): learns their model messages from the stored log, once per conversation.
    */
-  prepare(convId: string, items: readonly SequencedEvent[]): Promise<void>;
+  prepare(convId: string, items: readonly LogFrame[]): Promise<void>;
   dispose(): void;
 }
 
@@ -52,6 +51,16 @@ interface ConversationMessages {
   pastUpTo?: number;
 }
 
+type FrameReads = Pick<Store<FrameEvent, WireFrame>, 'frames'>;
+
+/**
+ * A JSON reply `{...head, frames: [...], last_seq}` written around the frames' texts: the very bytes
+ * the WebSocket sent, spliced in rather than parsed and encoded again (`/hydrate`).
+ */
+export function framesReply(head: Readonly<Record<string, string>>, texts: readonly string[], lastSeq: number): string {
+  return `${JSON.stringify(head).slice(0, -1)},"frames":[${texts.join(',')}],"last_seq":${lastSeq}}`;
+}
+
 /**
  * Follows the committed frames from the first one, in hub order (it subscribes before any client),
  * to learn which model message each `llm.*` frame belongs to: the run's inferences in order, each from
@@ -59,14 +68,24 @@ interface ConversationMessages {
  * done). So any frame encodes the same later as it did live, and nothing is kept per frame. After a
  * restart, the frames of before are learned the same way from the store when first needed.
  */
-export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: Pick<Store<FrameEvent>, 'frames'>): FrameEncoder {
+export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: FrameReads): FrameEncoder {
   const conversations = new Map<string, ConversationMessages>();
   const context: FrameContext = {
     messageOf: (convId, inferenceId, seq) => lastAtOrBefore(conversations.get(convId)?.runs.get(inferenceId)?.messages ?? [], seq),
   };
+  const subscription = followLive(frames$, conversations);
+  return {
+    encode: (item) => (item.event ? encodeFrame(item, context) : { frame: JSON.parse(item.text) as SemFrame, text: item.text }),
+    textOf: (item) => textOfFrame(item, context),
+    prepare: (convId, items) => prepareConversation(store, conversations, convId, items),
+    dispose: () => subscription.unsubscribe(),
+  };
+}
 
+/** Learns every committed frame of this process as it comes. */
+function followLive(frames$: Observable<SequencedEvent>, conversations: Map<string, ConversationMessages>): Subscription {
   // A throw here would be rethrown asynchronously by RxJS and end the process: this cannot fail.
-  const subscription: Subscription = frames$.subscribe((item) => {
+  return frames$.subscribe((item) => {
     const convId = item.event.conv_id;
     const known = conversations.get(convId);
     if (known?.pastUpTo !== undefined && item.seq <= known.pastUpTo) return;
@@ -79,46 +98,47 @@ export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: P
       // Refreshed by message, not by frame (a map write per model message): as runs are.
     } else if (learn(known.runs, item)) remember(conversations, convId, known, CONVERSATION_MEMORY);
   });
+}
 
-  const learnPast = async (convId: string, known: ConversationMessages): Promise<void> => {
-    const runs = new Map<string, RunMessages>();
-    // `liveFrom` is read again after each page: frames committed meanwhile were learned live.
-    for (let since = 0; since < known.liveFrom - 1; ) {
-      const limit = Math.min(LEARN_PAGE, known.liveFrom - 1 - since);
-      const { frames } = await store.frames(convId, { since_seq: since, limit });
-      for (const item of frames) {
-        if (item.seq >= known.liveFrom) break;
-        learn(runs, item as SequencedEvent);
-        known.pastUpTo = item.seq;
-      }
-      const last = frames[frames.length - 1];
-      if (!last || frames.length < limit) break;
-      since = last.seq;
-    }
-    // What was learned live comes after: a resumed run's messages go on from its past ones.
-    for (const [inferenceId, live] of known.runs) {
-      const past = runs.get(inferenceId);
-      runs.set(inferenceId, past ? { next: live.next, messages: [...past.messages, ...live.messages] } : live);
-    }
-    known.runs = runs;
-  };
+/**
+ * Learns a conversation's past from the store before frames of it without their text are encoded;
+ * frames that have their text (all the runtime stores now) need nothing learned.
+ */
+function prepareConversation(store: FrameReads, conversations: Map<string, ConversationMessages>, convId: string, items: readonly LogFrame[]): Promise<void> {
+  let known = conversations.get(convId);
+  if (!known) remember(conversations, convId, (known = { liveFrom: Number.POSITIVE_INFINITY, runs: new Map() }), CONVERSATION_MEMORY);
+  const liveFrom = known.liveFrom;
+  if (known.liveFrom <= 1 || !items.some((item) => item.seq < liveFrom && item.text === undefined)) return Promise.resolve();
+  // Once per conversation; a failed read is tried again by the next caller.
+  const learning = known;
+  learning.past ??= learnPast(store, convId, learning).catch((error: unknown) => {
+    delete learning.past;
+    throw error;
+  });
+  return learning.past;
+}
 
-  return {
-    encode: (item) => encodeFrame(item, context),
-    prepare: (convId, items) => {
-      let known = conversations.get(convId);
-      if (!known) remember(conversations, convId, (known = { liveFrom: Number.POSITIVE_INFINITY, runs: new Map() }), CONVERSATION_MEMORY);
-      const liveFrom = known.liveFrom;
-      if (known.liveFrom <= 1 || !items.some((item) => item.seq < liveFrom)) return Promise.resolve();
-      // Once per conversation; a failed read is tried again by the next caller.
-      known.past ??= learnPast(convId, known).catch((error: unknown) => {
-        if (known) delete known.past;
-        throw error;
-      });
-      return known.past;
-    },
-    dispose: () => subscription.unsubscribe(),
-  };
+async function learnPast(store: FrameReads, convId: string, known: ConversationMessages): Promise<void> {
+  const runs = new Map<string, RunMessages>();
+  // `liveFrom` is read again after each page: frames committed meanwhile were learned live.
+  for (let since = 0; since < known.liveFrom - 1; ) {
+    const limit = Math.min(LEARN_PAGE, known.liveFrom - 1 - since);
+    const { frames } = await store.frames(convId, { since_seq: since, limit });
+    for (const item of frames) {
+      if (item.seq >= known.liveFrom) break;
+      if (item.event) learn(runs, item as SequencedEvent);
+      known.pastUpTo = item.seq;
+    }
+    const last = frames[frames.length - 1];
+    if (!last || frames.length < limit) break;
+    since = last.seq;
+  }
+  // What was learned live comes after: a resumed run's messages go on from its past ones.
+  for (const [inferenceId, live] of known.runs) {
+    const past = runs.get(inferenceId);
+    runs.set(inferenceId, past ? { next: live.next, messages: [...past.messages, ...live.messages] } : live);
+  }
+  known.runs = runs;
 }
 
 /**
@@ -156,16 +176,4 @@ function lastAtOrBefore(runMessages: readonly Message[], seq: number): Message |
     else high = mid;
   }
   return runMessages[low - 1];
-}
-
-/** Serializes one frame. */
-export function encodeFrame(item: SequencedEvent, context: FrameContext): EncodedFrame {
-  const frame = toSemFrame(item, context);
-  try {
-    return { frame, text: JSON.stringify(frame) };
-  } catch {
-    // Tool results are whatever a tool returned: a BigInt or a cycle must not take the server down.
-    const text = toJsonText(frame);
-    return { frame: JSON.parse(text) as SemFrame, text };
-  }
 }

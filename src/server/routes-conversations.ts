@@ -4,6 +4,7 @@ import { callerFrom, mayAccess } from './auth.js';
 import { committedOnly } from './commands.js';
 import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
 import { forbidden, notFound, parseOr400 } from './errors.js';
+import { framesReply } from './frame-encoder.js';
 
 /** At most this many frames per `/hydrate` reply: a client pages on with `since_seq` (`last_seq` says how far). */
 const MAX_HYDRATE_LIMIT = 10_000;
@@ -45,8 +46,9 @@ export function conversationRoutes(context: ServerContext): Router {
     // Committed frames: from the hub's buffer, or the store's log when they are older (or from before a restart).
     const { frames, lastSeq } = await context.stepwise.frames.read(query.conv_id, query.since_seq ?? 0, limit);
     await context.encoder.prepare(query.conv_id, frames);
-    // The very frames the WebSocket sent, encoded as they were live.
-    res.json({ conv_id: query.conv_id, session_id: session.session_id, frames: frames.map((item) => context.encoder.encode(item).frame), last_seq: lastSeq });
+    // The very frames the WebSocket sent, as the bytes they were sent as.
+    const texts = frames.map((item) => context.encoder.textOf(item));
+    res.type('json').send(framesReply({ conv_id: query.conv_id, session_id: session.session_id }, texts, lastSeq));
   });
   return router;
 }

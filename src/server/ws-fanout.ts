@@ -1,6 +1,6 @@
 import { asapScheduler, auditTime, buffer, connect, filter, finalize, map, merge, share, Subject, type Observable } from 'rxjs';
+import type { LogFrame } from '../streams/frame-codec.js';
 import type { FrameLog } from '../streams/frame-log.js';
-import type { SequencedEvent } from '../streams/events.js';
 import type { FrameEncoder } from './frame-encoder.js';
 import { createFrameHeaders, createFrameList, type FrameHeaders, type FrameList } from './ws-frame.js';
 
@@ -16,8 +16,8 @@ export interface Fanout {
   batches$(convId: string): Observable<Batch>;
   /** Ends every batch now (e.g. before the clients are closed), instead of at the end of the turn. */
   flush(): void;
-  /** Hub items' frames back to back (a replayed backlog), framed as the batches are. */
-  framesOf(items: readonly SequencedEvent[]): FrameList;
+  /** Frames back to back (a replayed backlog), framed as the batches are. */
+  framesOf(items: readonly LogFrame[]): FrameList;
 }
 
 /**
@@ -25,13 +25,14 @@ export interface Fanout {
  * buffer, in one write. Written first as `ws.send` per frame and client (socket corked per turn), the
  * bench measured fanout_1 / 10 / 100 at 0.55-0.75× / 1.5-2.6× / 2.8-4.4× the raw `ws` server; one
  * buffer per turn gave 0.86-0.93× / 3.9-5.2× / 5.3-5.5× (main's hand-framed path: 0.81× / 4.2× / 6.2×
- * in the same conditions). What is left of fanout_1 is JSON.stringify, as the raw server's.
+ * in the same conditions). What is left of fanout_1 is JSON.stringify, as the raw server's: none at all
+ * for a frame a durable store was given with its text (src/streams/frame-codec.ts).
  */
-export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: FrameEncoder): Fanout {
+export function createFanout(frames: Pick<FrameLog<LogFrame>, 'conversation$'>, encoder: FrameEncoder): Fanout {
   const channels = new Map<string, Observable<Batch>>();
   const flush$ = new Subject<void>();
   const headers = createFrameHeaders();
-  const encode = (items: readonly SequencedEvent[]): FrameList => framesOf(items, encoder, headers);
+  const encode = (items: readonly LogFrame[]): FrameList => framesOf(items, encoder, headers);
 
   const channel = (convId: string): Observable<Batch> =>
     frames.conversation$(convId).pipe(
@@ -39,7 +40,7 @@ export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: F
       // one go is one batch, and a lone frame (a resume) waits for nothing else.
       connect((items$) => items$.pipe(buffer(merge(items$.pipe(auditTime(0, asapScheduler)), flush$)))),
       filter((items) => items.length > 0),
-      map((items): Batch => ({ first: (items[0] as SequencedEvent).seq, frames: encode(items) })),
+      map((items): Batch => ({ first: (items[0] as LogFrame).seq, frames: encode(items) })),
       finalize(() => channels.delete(convId)),
       share(),
     );
@@ -55,9 +56,9 @@ export function createFanout(frames: Pick<FrameLog, 'conversation$'>, encoder: F
   };
 }
 
-/** Hub items' frames back to back. */
-function framesOf(items: readonly SequencedEvent[], encoder: FrameEncoder, headers: FrameHeaders): FrameList {
+/** Frames back to back, each with the text it was stored with (or made once now, and kept). */
+function framesOf(items: readonly LogFrame[], encoder: FrameEncoder, headers: FrameHeaders): FrameList {
   const frames = createFrameList(headers);
-  for (const item of items) frames.append(encoder.encode(item).text);
+  for (const item of items) frames.append(encoder.textOf(item));
   return frames;
 }

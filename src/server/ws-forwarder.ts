@@ -5,7 +5,7 @@ import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { FrameEncoder } from './frame-encoder.js';
 import { helloFrame, pongFrame } from './ws-control.js';
-import type { SequencedEvent } from '../streams/events.js';
+import type { LogFrame } from '../streams/frame-codec.js';
 import { createFanout, type Batch } from './ws-fanout.js';
 import { createInboxFactory, type InboxConfig } from './ws-inbox.js';
 import { createOutboxFactory, type OutboxConfig } from './ws-outbox.js';
@@ -66,7 +66,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       outbox.write(list.bytes(Math.max(0, sent + 1 - first)));
       sent = last;
     };
-    const sendBefore = (items: readonly SequencedEvent[]): void => {
+    const sendBefore = (items: readonly LogFrame[]): void => {
       const newest = items[items.length - 1];
       if (!newest || newest.seq <= sent) return;
       outbox.write(fanout.framesOf(items).bytes());

@@ -8,6 +8,7 @@ import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
 import type { StepwiseEvent } from '../streams/events.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
+import type { LogFrame } from '../streams/frame-codec.js';
 import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
 import { withStoredSteps } from '../streams/stored-step-controller.js';
 import type { JsonValue, Store } from '../core/store.js';
@@ -98,7 +99,7 @@ export interface StepwiseConfig {
 export interface Stepwise {
   readonly hub: EventHub;
   /** The hub's frames once committed to the store: what clients get (docs/protocol.md, Durability). */
-  readonly frames: FrameLog;
+  readonly frames: FrameLog<LogFrame>;
   readonly controller: StepController;
   readonly registry: ToolRegistry;
   readonly sessions: SessionRegistry;

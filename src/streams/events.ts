@@ -106,4 +106,6 @@ export function eventFrom<T extends StepwiseEventType>(
 export interface SequencedEvent {
   readonly seq: number;
   readonly event: StepwiseEvent;
+  /** Its wire JSON once the frame codec made it (src/streams/frame-codec.ts): made once, then reused as is. */
+  readonly text?: string;
 }

@@ -1,13 +1,20 @@
 import type { Observable, Subscription } from 'rxjs';
 import { Subject } from 'rxjs';
-import type { FrameEvent, Store } from '../core/store.js';
+import type { FrameEvent, Store, WireFrame } from '../core/store.js';
 import { createCommitQueue } from './commit-queue.js';
-import { createLiveChannels, type BufferedFrames, type EventHub } from './event-hub.js';
+import { createLiveChannels, type EventHub } from './event-hub.js';
 import type { SequencedEvent } from './events.js';
+import { createFrameCodec, type LogFrame } from './frame-codec.js';
 
 export interface FrameLogConfig {
   /** Told about each frame the store could not commit (that frame is never delivered). Default: ignored. */
   readonly onError?: (error: unknown) => void;
+}
+
+/** Committed frames with seq > some seq, oldest first, and the newest committed seq. */
+export interface LogPage<F extends LogFrame = LogFrame> {
+  readonly frames: readonly F[];
+  readonly lastSeq: number;
 }
 
 /**
@@ -15,11 +22,14 @@ export interface FrameLogConfig {
  * receives it): each frame once the store has committed it, in hub order, and the frames of before
  * from the hub's buffer or, when it no longer holds them (trimmed, or after a restart), the store's log.
  */
-export interface FrameLog {
-  /** Every committed frame, in hub order. Hot: connected from creation until `dispose`. */
+export interface FrameLog<F extends LogFrame = SequencedEvent> {
+  /** Every committed frame of this runtime's hub, in hub order. Hot: connected from creation until `dispose`. */
   readonly events$: Observable<SequencedEvent>;
-  /** One conversation's committed frames, live. */
-  conversation$(convId: string): Observable<SequencedEvent>;
+  /**
+   * One conversation's committed frames, live: `F` is the hub's items here, and also frames of other
+   * instances as their wire text alone on one instance of a service (src/cluster/cluster-frames.ts).
+   */
+  conversation$(convId: string): Observable<F>;
   /** The newest committed seq: what `ws.hello` and `/hydrate` call `last_seq`. */
   lastSeq(convId: string): number;
   /** Whether a live subscriber (a dashboard's socket) follows the conversation now. */
@@ -28,9 +38,9 @@ export interface FrameLog {
    * Committed frames with seq > `sinceSeq`, oldest first, at most `limit`, when the hub's buffer still
    * holds every one of them; undefined when some are only in the store (see `read`).
    */
-  buffered(convId: string, sinceSeq: number, limit?: number): BufferedFrames | undefined;
-  /** As `buffered`, falling back to the store's log. */
-  read(convId: string, sinceSeq: number, limit?: number): Promise<BufferedFrames>;
+  buffered(convId: string, sinceSeq: number, limit?: number): LogPage<F> | undefined;
+  /** As `buffered`, falling back to the store's log (whose frames may be their wire text alone). */
+  read(convId: string, sinceSeq: number, limit?: number): Promise<LogPage>;
   /** Drops what it knows of a conversation (when the conversation is closed). */
   forget(convId: string): void;
   /** Stops delivering. Idempotent. Frames already queued in the store are still committed. */
@@ -40,11 +50,14 @@ export interface FrameLog {
 /**
  * hub -> store -> clients, built once per runtime: every frame is appended to the store as the hub
  * delivers it (batched by the store: SQLite commits a tick's frames in one transaction; the memory
- * store at once, so the hub's timing is unchanged), and delivered here once committed.
+ * store at once, so the hub's timing is unchanged), and delivered here once committed. A durable
+ * store is given each frame with its wire text, made here once (frame-codec.ts); the memory store
+ * keeps the items, whose text the server makes when a client first needs it.
  */
-export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: FrameLogConfig = {}): FrameLog {
+export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame>, config: FrameLogConfig = {}): FrameLog {
   const channels = createLiveChannels<SequencedEvent>();
   const events$ = new Subject<SequencedEvent>();
+  const codec = store.durable ? createFrameCodec() : undefined;
   // Per conversation whose append failed, the last seq committed before it: what is committed of a
   // conversation ends before its first frame that failed or still waits for its commit.
   const stalled = new Map<string, number>();
@@ -70,9 +83,12 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: 
     const waiting = commits.firstWaiting(convId);
     return waiting ? waiting.seq - 1 : hub.lastSeq(convId);
   };
-  const connection: Subscription = hub.events$.subscribe((frame) => commits.push(frame));
+  const connection: Subscription = hub.events$.subscribe((frame) => {
+    codec?.textOf(frame);
+    commits.push(frame);
+  });
 
-  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): BufferedFrames | undefined => {
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): LogPage<SequencedEvent> | undefined => {
     const last = lastSeq(convId);
     const wanted = Math.min(limit, last - sinceSeq);
     if (wanted <= 0) return { frames: [], lastSeq: last };
@@ -81,11 +97,11 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent>, config: 
     return frames[0]?.seq === sinceSeq + 1 ? { frames, lastSeq: last } : undefined;
   };
 
-  const fromStore = async (convId: string, sinceSeq: number, limit: number): Promise<BufferedFrames> => {
+  const fromStore = async (convId: string, sinceSeq: number, limit: number): Promise<LogPage> => {
     const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
     // What `last_seq` says is committed and delivered; the store may be a few frames ahead of it.
     const last = lastSeq(convId);
-    const frames = page.frames.filter((frame) => frame.seq <= last) as SequencedEvent[];
+    const frames = page.frames.filter((frame) => frame.seq <= last) as LogFrame[];
     return { frames, lastSeq: last };
   };
 

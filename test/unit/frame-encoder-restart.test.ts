@@ -2,7 +2,7 @@ import { createEvent, createEventHub, type StepwiseEvent } from '../../src/index
 import { createMemoryStore } from '../../src/store/memory.js';
 import { createFrameEncoder } from '../../src/server/frame-encoder.js';
 import { createFrameLog } from '../../src/streams/frame-log.js';
-import type { SequencedEvent } from '../../src/streams/events.js';
+import type { LogFrame } from '../../src/streams/frame-codec.js';
 
 const run = { conv_id: 'c', session_id: 's', inference_id: 'run1', turn_id: 't' };
 const started = (): StepwiseEvent => createEvent('inference-started', run, 0, { model: 'm' });
@@ -22,7 +22,7 @@ function processOn(store: ReturnType<typeof createMemoryStore>, lastSeq = 0) {
   return { hub, frames, encoder, live };
 }
 
-const encodeAll = async (wire: ReturnType<typeof processOn>, items: readonly SequencedEvent[]): Promise<string[]> => {
+const encodeAll = async (wire: ReturnType<typeof processOn>, items: readonly LogFrame[]): Promise<string[]> => {
   await wire.encoder.prepare('c', items);
   return items.map((item) => wire.encoder.encode(item).text);
 };

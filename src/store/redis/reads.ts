@@ -10,6 +10,7 @@ import type {
   StepSetting,
   StoredConversation,
   StoredFrame,
+  WireFrame,
   StoredPause,
   StoreSnapshot,
 } from '../../core/store.js';
@@ -22,7 +23,7 @@ export interface RedisReads<E extends FrameEvent> {
   conversation(convId: string): Promise<ConversationRecord | undefined>;
   conversations(owner?: string): Promise<ConversationRecord[]>;
   turns(convId: string): Promise<Turn[]>;
-  frames(convId: string, query: FrameQuery): Promise<FramePage<E>>;
+  frames(convId: string, query: FrameQuery): Promise<FramePage<E, WireFrame>>;
   lastSeq(convId: string): Promise<number>;
   pauses(convId?: string): Promise<StoredPause[]>;
   /** One pending pause by id, without reading the others. */
@@ -36,10 +37,13 @@ export interface RedisReads<E extends FrameEvent> {
 
 const parse = <T>(json: string): T => JSON.parse(json) as T;
 
-/** A stream entry `[id, [field, value, …]]`: its seq (the id's first part) and the event in field `e`. */
-export function frameOf<E extends FrameEvent>([id, fields]: [string, string[]]): StoredFrame<E> {
-  const at = fields.indexOf('e');
-  return { seq: Number.parseInt(id, 10), event: parse<E>(fields[at + 1] ?? 'null') };
+/**
+ * A stream entry `[id, [field, value, …]]`: its seq (the id's first part) and its wire text in field `w`,
+ * given on as it is, or its event's JSON in field `e`.
+ */
+export function frameOf<E extends FrameEvent>(convId: string, [id, [field, value]]: [string, string[]]): StoredFrame<E> | WireFrame {
+  const seq = Number.parseInt(id, 10);
+  return field === 'w' ? { seq, conv_id: convId, text: value ?? '' } : { seq, event: parse<E>(value ?? 'null') };
 }
 
 /** A MULTI's replies, each checked: a failed command fails the read. */
@@ -165,7 +169,7 @@ export function createRedisReads<E extends FrameEvent>(client: Redis, keys: Redi
           ? client.multi().xrange(stream, String(since_seq + 1), '+')
           : client.multi().xrange(stream, String(since_seq + 1), '+', 'COUNT', limit);
       const [entries, last] = (await execAll(range.hget(keys.lastSeqs, convId))) as [[string, string[]][], string | null];
-      return { frames: entries.map((entry) => frameOf<E>(entry)), last_seq: Number(last ?? 0) };
+      return { frames: entries.map((entry) => frameOf<E>(convId, entry)), last_seq: Number(last ?? 0) };
     },
     lastSeq,
     pauses: (convId) => (convId === undefined ? allPauses() : pausesOf(convId)),

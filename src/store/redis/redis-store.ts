@@ -1,5 +1,5 @@
 import { AsyncSubject, Observable, throwError } from 'rxjs';
-import type { FrameEvent, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
+import type { FrameEvent, FramePage, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
 import { LeaseLostError, StoreClosedError, StoreSequenceError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
@@ -40,14 +40,14 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
 });
 
 /** The Redis store: the port, plus what several instances on one Redis need. */
-export interface RedisStore<E extends FrameEvent = FrameEvent> extends Store<E> {
+export interface RedisStore<E extends FrameEvent = FrameEvent, W = never> extends Store<E, W> {
   /**
    * A conversation's frames with seq > `sinceSeq` (default 0), oldest first, then every frame
    * appended after, by any instance on this Redis, each once and in seq order, until unsubscribed.
    * It reads the stream on a connection of its own (XREAD BLOCK) and picks up where it was after
    * Redis comes back. It never errors for unavailability; a frame that is not JSON errors it.
    */
-  tail$(convId: string, sinceSeq?: number): Observable<StoredFrame<E>>;
+  tail$(convId: string, sinceSeq?: number): Observable<StoredFrame<E> | W>;
   /** One pending pause of any instance by id. */
   pause(pauseId: string): Promise<StoredPause | undefined>;
   /** The conversation of any pause made, pending or resolved (a command about it finds the run's owner by it). */
@@ -82,7 +82,7 @@ const NOT_OWNED = '-';
  * unreachable the batches wait and are sent again, in order, when it is back, so runs go on in
  * memory; reads and `flush()` fail meanwhile with `StoreUnavailableError`.
  */
-export function createRedisStore<E extends FrameEvent = FrameEvent>(config: RedisStoreConfig = {}): RedisStore<E> {
+export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(config: RedisStoreConfig = {}): RedisStore<E, W> {
   const settings = { ...REDIS_STORE_DEFAULTS, ...definedOnly(config) };
   for (const name of ['retryMs', 'reconnectMaxMs', 'commandTimeoutMs', 'closeTimeoutMs', 'tailBlockMs'] as const) {
     const value = settings[name];
@@ -248,7 +248,8 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),
     turns: (convId) => read(() => reads.turns(convId)),
-    frames: (convId, query = {}) => read(() => reads.frames(convId, query)),
+    // `W` is the caller's word for what it appended (WireFrame: frames with their text).
+    frames: (convId, query = {}) => read(() => reads.frames(convId, query) as Promise<FramePage<E, W>>),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
     pauses: (convId) => read(() => reads.pauses(convId)),
     pause: (pauseId) => read(() => reads.pause(pauseId)),
@@ -256,7 +257,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(config: Redi
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
     engineState: (convId) => read(() => reads.engineState(convId)),
-    tail$: tail,
+    tail$: tail as (convId: string, sinceSeq?: number) => Observable<StoredFrame<E> | W>,
     close: async () => {
       if (closed) return;
       closed = true;

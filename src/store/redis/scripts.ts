@@ -17,8 +17,8 @@ const SCRIPTS = {
    * The appends of one batch, in order, each all or nothing. KEYS: last-seqs, then the streams and
    * lease keys. ARGV: retry flag, max frames (0: keep all), trim threshold, append count; then per
    * append: its conversation count, per conversation (conv_id, index of its stream in KEYS, index of
-   * its lease, first seq, frame count, the writer's token for it), then its frames' event JSON grouped
-   * the same way. Returns per append {0, 0} when written, {i, expected} when its conversation i does
+   * its lease, first seq, frame count, the writer's token for it), then its frames grouped the same way,
+   * each as its entry's field and value: `w` and its wire text, or `e` and its event's JSON. Returns per append {0, 0} when written, {i, expected} when its conversation i does
    * not continue its log, {i, -1} when i's lease does not hold the writer's token. A batch sent again
    * (retry) counts an append already wholly there as written, so a lost reply is harmless: under the
    * fence only the token's holder writes the log, so what is there is its own.
@@ -49,12 +49,12 @@ for a = 1, appends do
     local conv, stream, first, n, write = unpack(plans[i])
     if write and not refused then
       for j = 0, n - 1 do
-        redis.call('XADD', stream, string.format('%d-0', first + j), 'e', ARGV[at + j])
+        redis.call('XADD', stream, string.format('%d-0', first + j), ARGV[at + 2 * j], ARGV[at + 2 * j + 1])
       end
       redis.call('HSET', KEYS[1], conv, string.format('%d', first + n - 1))
       if max > 0 and redis.call('XLEN', stream) > trimAt then redis.call('XTRIM', stream, 'MAXLEN', max) end
     end
-    at = at + n
+    at = at + 2 * n
   end
   results[a] = refused or {0, 0}
 end

@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import type { FrameEvent, StoredFrame } from '../../core/store.js';
+import type { FrameEvent, StoredFrame, WireFrame } from '../../core/store.js';
 import type { Connection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { frameOf } from './reads.js';
@@ -13,7 +13,7 @@ export interface FrameTailConfig {
 
 /** `tail$(convId, sinceSeq)`, and a way to end every tail when the store closes. */
 export interface FrameTail<E extends FrameEvent> {
-  (convId: string, sinceSeq?: number): Observable<StoredFrame<E>>;
+  (convId: string, sinceSeq?: number): Observable<StoredFrame<E> | WireFrame>;
   /** Completes every live tail (the store is closing). */
   closeAll(): void;
 }
@@ -32,8 +32,8 @@ export function createFrameTail<E extends FrameEvent>(connection: Connection, ke
   // Each live tail's way to end (the store closing completes them).
   const open = new Set<() => void>();
 
-  const tail = (convId: string, sinceSeq = 0): Observable<StoredFrame<E>> =>
-    new Observable<StoredFrame<E>>((subscriber) => {
+  const tail = (convId: string, sinceSeq = 0): Observable<StoredFrame<E> | WireFrame> =>
+    new Observable<StoredFrame<E> | WireFrame>((subscriber) => {
       if (!(Number.isInteger(sinceSeq) && sinceSeq >= 0)) {
         subscriber.error(new RangeError(`tail$: sinceSeq must be an integer >= 0, got ${String(sinceSeq)}`));
         return undefined;
@@ -51,7 +51,7 @@ export function createFrameTail<E extends FrameEvent>(connection: Connection, ke
           | null;
         for (const [, entries] of reply ?? []) {
           for (const entry of entries) {
-            const frame = frameOf<E>(entry);
+            const frame = frameOf<E>(convId, entry);
             if (frame.seq <= last) continue;
             last = frame.seq;
             subscriber.next(frame);

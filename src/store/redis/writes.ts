@@ -144,7 +144,8 @@ function queueAppends(
       const stream = streamIndex(convId);
       args.push(convId, stream, stream + 1, first, group.length, tokenOf(convId));
     }
-    for (const group of groups.values()) for (const { event } of group) args.push(toJsonText(event));
+    // A frame's wire text goes in as it is (the bytes every instance's clients get); an event as JSON.
+    for (const group of groups.values()) for (const { event, text } of group) text === undefined ? args.push('e', toJsonText(event)) : args.push('w', text);
     return convs;
   });
   const streamKeys = [...streams.keys()].flatMap((convId) => [keys.conversation(convId).frames, keys.conversation(convId).lease]);

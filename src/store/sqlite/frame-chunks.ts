@@ -55,3 +55,12 @@ export function decodeChunk<E extends FrameEvent>(shared: string | null, events:
   for (const event of parsed) for (const [key, value] of fields) event[key] = value;
   return parsed as unknown as E[];
 }
+
+/**
+ * The frames of a chunk of wire frames: their texts, one a line (JSON as the codec writes it has no
+ * line break outside a string, and escapes one inside), so they are stored and read back as the same
+ * bytes, with neither an encode nor a parse.
+ */
+export const joinTexts = (texts: readonly string[]): string => texts.join('\n');
+
+export const splitTexts = (texts: string): string[] => texts.split('\n');

@@ -131,6 +131,15 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `);
     },
   },
+  {
+    version: 6,
+    description: 'frame chunks of wire frames (frames.texts): each frame the JSON it was sent with, one a line',
+    up: (db: Database) => {
+      // frame-chunks.ts: a chunk of frames appended with their text keeps those bytes in `texts`
+      // (its `events` is then empty); one appended as events is as before.
+      db.exec(`ALTER TABLE frames ADD COLUMN texts TEXT`);
+    },
+  },
 ]);
 
 /** The schema version this code writes. */

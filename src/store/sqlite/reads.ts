@@ -9,11 +9,12 @@ import type {
   RunCheckpoint,
   StoredConversation,
   StoredFrame,
+  WireFrame,
   StoredPause,
   StoreSnapshot,
 } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
-import { decodeChunk } from './frame-chunks.js';
+import { decodeChunk, splitTexts } from './frame-chunks.js';
 import { joinSegments } from './turn-segments.js';
 
 /** The store's queries, prepared once; synchronous (better-sqlite3), wrapped in Promises by the store. */
@@ -22,7 +23,7 @@ export interface StoreReads<E extends FrameEvent> {
   conversation(convId: string): ConversationRecord | undefined;
   conversations(owner?: string): ConversationRecord[];
   turns(convId: string): Turn[];
-  frames(convId: string, query: FrameQuery): FramePage<E>;
+  frames(convId: string, query: FrameQuery): FramePage<E, WireFrame>;
   lastSeq(convId: string): number;
   pauses(convId?: string): StoredPause[];
   decisions(convId: string): DecisionRecord[];
@@ -65,7 +66,7 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
   const turnSegments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks WHERE conv_id = ? AND turn_id = ? ORDER BY start`);
   // In the order they were first written, which is each conversation's order: a scan without a sort.
   const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY ord`);
-  const chunks = prepare(`SELECT first_seq, shared, events FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
+  const chunks = prepare(`SELECT first_seq, shared, events, texts FROM frames WHERE conv_id = ? AND last_seq > ? ORDER BY last_seq`);
   // The newest chunk holds the last seq: one index probe (conv_id, last_seq) per conversation.
   const lastSeq = prepare(`SELECT max(last_seq) FROM frames WHERE conv_id = ?`).pluck();
   const allLastSeqs = prepare(`SELECT conv_id, max(last_seq) AS last_seq FROM frames GROUP BY conv_id`);
@@ -144,13 +145,12 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
       owner === undefined ? parseAll<ConversationRecord>(allConversations) : parseAll<ConversationRecord>(ownersConversations, owner),
     turns: (convId) => toTurns(turns.all(convId) as TurnRow[], segments.all(convId) as SegmentRow[]).get(convId) ?? [],
     frames: (convId, { since_seq = 0, limit = Number.POSITIVE_INFINITY } = {}) => {
-      const page: StoredFrame<E>[] = [];
+      const page: (StoredFrame<E> | WireFrame)[] = [];
       // Chunks in order, read one at a time, until the page is full.
-      for (const row of chunks.iterate(convId, since_seq) as Iterable<{ first_seq: number; shared: string | null; events: string }>) {
-        const events = decodeChunk<E>(row.shared, row.events);
-        for (let index = Math.max(0, since_seq + 1 - row.first_seq); index < events.length && page.length < limit; index += 1) {
-          page.push({ seq: row.first_seq + index, event: events[index] as E });
-        }
+      for (const row of chunks.iterate(convId, since_seq) as Iterable<ChunkRow>) {
+        const from = Math.max(0, since_seq + 1 - row.first_seq);
+        if (row.texts !== null) pushTexts(page, convId, row.first_seq, splitTexts(row.texts), from, limit);
+        else pushEvents(page, row.first_seq, decodeChunk<E>(row.shared, row.events), from, limit);
         if (page.length >= limit) break;
       }
       return { frames: page, last_seq: (lastSeq.get(convId) as number | null) ?? 0 };
@@ -164,4 +164,20 @@ export function createStoreReads<E extends FrameEvent>(db: Database): StoreReads
       return json === undefined ? undefined : parse<JsonValue>(json);
     },
   };
+}
+
+interface ChunkRow {
+  readonly first_seq: number;
+  readonly shared: string | null;
+  readonly events: string;
+  /** Schema version 6: the chunk's wire frames (then `events` is empty). */
+  readonly texts: string | null;
+}
+
+function pushEvents<E extends FrameEvent>(page: (StoredFrame<E> | WireFrame)[], firstSeq: number, events: readonly E[], from: number, limit: number): void {
+  for (let index = from; index < events.length && page.length < limit; index += 1) page.push({ seq: firstSeq + index, event: events[index] as E });
+}
+
+function pushTexts(page: { push(frame: WireFrame): void; readonly length: number }, convId: string, firstSeq: number, texts: readonly string[], from: number, limit: number): void {
+  for (let index = from; index < texts.length && page.length < limit; index += 1) page.push({ seq: firstSeq + index, conv_id: convId, text: texts[index] as string });
 }

@@ -2,12 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { throwError, type Observable } from 'rxjs';
-import {
-  type FrameEvent,
-  type Store,
-  type StoredFrame,
-  type StoreRetentionConfig,
-} from '../../core/store.js';
+import { type FrameEvent, type FramePage, type Store, type StoredFrame, type StoreRetentionConfig } from '../../core/store.js';
 import { StoreClosedError, StoreError, StoreLockedError, StoreSequenceError, StoreUnreadableError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
@@ -47,7 +42,7 @@ export const STORE_FILE = 'stepwise.db';
  * Throws `StoreLockedError` when another store holds the dir, and `StoreUnreadableError` (leaving
  * the file as it was) when the file is not a stepwise store it can read.
  */
-export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: SqliteStoreConfig): Store<E> {
+export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(config: SqliteStoreConfig): Store<E, W> {
   if (typeof config.dataDir !== 'string' || config.dataDir === '') {
     throw new TypeError('createSqliteStore: dataDir must be a non-empty path');
   }
@@ -173,7 +168,8 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(config: Sql
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),
     turns: (convId) => read(() => reads.turns(convId)),
-    frames: (convId, query = {}) => read(() => reads.frames(convId, query)),
+    // `W` is the caller's word for what it appended (WireFrame: frames with their text).
+    frames: (convId, query = {}) => read(() => reads.frames(convId, query) as FramePage<E, W>),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
     pauses: (convId) => read(() => reads.pauses(convId)),
     decisions: (convId) => read(() => reads.decisions(convId)),

@@ -3,7 +3,7 @@ import { toJsonText } from '../../core/json.js';
 import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
-import { encodeChunk } from './frame-chunks.js';
+import { encodeChunk, joinTexts } from './frame-chunks.js';
 import { createTurnWriter } from './turn-segments.js';
 
 /** Applies a batch of writes in one transaction, with statements prepared once. */
@@ -17,6 +17,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   );
   const setStep = prepare(`UPDATE conversations SET record = json_set(record, '$.step', json(?)) WHERE conv_id = ?`);
   const putChunk = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, shared, events) VALUES (?, ?, ?, ?, ?)`);
+  const putTexts = prepare(`INSERT INTO frames (conv_id, first_seq, last_seq, events, texts) VALUES (?, ?, ?, '', ?)`);
   const trimChunks = prepare(`DELETE FROM frames WHERE conv_id = ? AND last_seq < ?`);
   const oldestKept = prepare(`SELECT first_seq FROM frames WHERE conv_id = ? ORDER BY last_seq LIMIT 1`).pluck();
   const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
@@ -35,20 +36,34 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     trimChunks.run(convId, lastSeq - retention.max + 1);
   };
 
-  /** One chunk per conversation for the frames of consecutive appends (each checked contiguous when queued). */
+  /**
+   * One chunk per conversation for the frames of consecutive appends (each checked contiguous when
+   * queued): a chunk of wire texts, stored as they are, or of events; a new chunk where that changes.
+   */
   const writeFrames = (frames: readonly StoredFrame<FrameEvent>[]): void => {
-    const chunks = new Map<string, { readonly first: number; last: number; readonly events: FrameEvent[] }>();
-    for (const { seq, event } of frames) {
-      const chunk = chunks.get(event.conv_id);
-      if (chunk) {
-        chunk.last = seq;
-        chunk.events.push(event);
-      } else chunks.set(event.conv_id, { first: seq, last: seq, events: [event] });
+    const chunks = new Map<string, FrameChunk>();
+    const flushChunk = (convId: string, chunk: FrameChunk): void => {
+      if (chunk.texts) putTexts.run(convId, chunk.first, chunk.last, joinTexts(chunk.texts));
+      else {
+        const encoded = encodeChunk(chunk.events);
+        putChunk.run(convId, chunk.first, chunk.last, encoded.shared, encoded.events);
+      }
+    };
+    for (const frame of frames) {
+      const convId = frame.event.conv_id;
+      let chunk = chunks.get(convId);
+      if (chunk && (chunk.texts !== undefined) !== (frame.text !== undefined)) flushChunk(convId, chunk);
+      else if (chunk) {
+        chunk.last = frame.seq;
+        if (chunk.texts) chunk.texts.push(frame.text as string);
+        else chunk.events.push(frame.event);
+        continue;
+      }
+      chunks.set(convId, (chunk = newChunk(frame)));
     }
-    for (const [convId, { first, last, events }] of chunks) {
-      const chunk = encodeChunk(events);
-      putChunk.run(convId, first, last, chunk.shared, chunk.events);
-      if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, last);
+    for (const [convId, chunk] of chunks) {
+      flushChunk(convId, chunk);
+      if (retention.max !== Number.POSITIVE_INFINITY) trim(convId, chunk.last);
     }
   };
 
@@ -134,3 +149,14 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     }
   };
 }
+
+/** The frames of one conversation in a batch, as their texts or as their events. */
+interface FrameChunk {
+  readonly first: number;
+  last: number;
+  readonly texts: string[] | undefined;
+  readonly events: FrameEvent[];
+}
+
+const newChunk = ({ seq, event, text }: StoredFrame<FrameEvent>): FrameChunk =>
+  text === undefined ? { first: seq, last: seq, texts: undefined, events: [event] } : { first: seq, last: seq, texts: [text], events: [] };
