@@ -85,28 +85,10 @@ function createAnthropicAccumulator(requestedModel: string): ChunkAccumulator<Ra
           model = event.message.model || model;
           usage = mergeUsage(usage, event.message.usage);
           return [];
-        case 'content_block_start': {
-          const block = event.content_block;
-          if (block.type === 'tool_use') {
-            blocks.set(event.index, { kind: 'tool_use', id: block.id, name: block.name, json: '', initial: block.input });
-            return [];
-          }
-          blocks.set(event.index, { kind: block.type === 'text' ? 'text' : 'other', id: '', name: '', json: '', initial: undefined });
-          if (block.type === 'text' && block.text) return [{ type: 'text-delta', delta: block.text }];
-          if (block.type === 'thinking' && block.thinking) return [{ type: 'reasoning-delta', delta: block.thinking }];
-          return [];
-        }
-        case 'content_block_delta': {
-          const delta = event.delta;
-          if (delta.type === 'text_delta') return delta.text ? [{ type: 'text-delta', delta: delta.text }] : [];
-          if (delta.type === 'thinking_delta') return delta.thinking ? [{ type: 'reasoning-delta', delta: delta.thinking }] : [];
-          if (delta.type === 'input_json_delta') {
-            const block = blocks.get(event.index);
-            if (block?.kind !== 'tool_use') throw malformedChunk(PROVIDER, `input_json_delta for block ${event.index} that is not a tool_use`);
-            block.json += delta.partial_json;
-          }
-          return [];
-        }
+        case 'content_block_start':
+          return startBlock(blocks, event);
+        case 'content_block_delta':
+          return blockDelta(blocks, event);
         case 'content_block_stop': {
           const block = blocks.get(event.index);
           blocks.delete(event.index);
@@ -130,6 +112,34 @@ function createAnthropicAccumulator(requestedModel: string): ChunkAccumulator<Ra
       return [];
     },
   };
+}
+
+type EventOf<T extends RawMessageStreamEvent['type']> = Extract<RawMessageStreamEvent, { type: T }>;
+
+/** A content block opens: a tool call is gathered until it stops; text and thinking may start with some already. */
+function startBlock(blocks: Map<number, OpenBlock>, event: EventOf<'content_block_start'>): EngineEvent[] {
+  const block = event.content_block;
+  if (block.type === 'tool_use') {
+    blocks.set(event.index, { kind: 'tool_use', id: block.id, name: block.name, json: '', initial: block.input });
+    return [];
+  }
+  blocks.set(event.index, { kind: block.type === 'text' ? 'text' : 'other', id: '', name: '', json: '', initial: undefined });
+  if (block.type === 'text' && block.text) return [{ type: 'text-delta', delta: block.text }];
+  if (block.type === 'thinking' && block.thinking) return [{ type: 'reasoning-delta', delta: block.thinking }];
+  return [];
+}
+
+/** Text and thinking pass on at once; a tool call's JSON is gathered until its block stops. */
+function blockDelta(blocks: Map<number, OpenBlock>, event: EventOf<'content_block_delta'>): EngineEvent[] {
+  const delta = event.delta;
+  if (delta.type === 'text_delta') return delta.text ? [{ type: 'text-delta', delta: delta.text }] : [];
+  if (delta.type === 'thinking_delta') return delta.thinking ? [{ type: 'reasoning-delta', delta: delta.thinking }] : [];
+  if (delta.type === 'input_json_delta') {
+    const block = blocks.get(event.index);
+    if (block?.kind !== 'tool_use') throw malformedChunk(PROVIDER, `input_json_delta for block ${event.index} that is not a tool_use`);
+    block.json += delta.partial_json;
+  }
+  return [];
 }
 
 /** message_delta usage is cumulative; input counts include cache reads and writes. */

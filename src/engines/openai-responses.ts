@@ -1,5 +1,5 @@
 import OpenAI, { type ClientOptions } from 'openai';
-import type { ResponseCreateParamsStreaming, ResponseStreamEvent, Response } from 'openai/resources/responses/responses';
+import type { ResponseCreateParamsStreaming, ResponseFunctionToolCall, ResponseStreamEvent, Response } from 'openai/resources/responses/responses';
 import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from '../core/engine.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
@@ -73,11 +73,6 @@ function createResponsesAccumulator(requestedModel: string): ChunkAccumulator<Re
   // The summary part the last reasoning delta belonged to: parts are paragraphs, so a new one starts on a blank line.
   let summaryPart: string | undefined;
 
-  const callEvent = (call: PartialCall): EngineEvent => {
-    call.emitted = true;
-    return { type: 'tool-call', id: call.callId, name: call.name, args: parseArgs(call.args) };
-  };
-
   return {
     push(event) {
       if (typeof event?.type !== 'string') throw malformedChunk(PROVIDER, 'event has no type');
@@ -100,20 +95,11 @@ function createResponsesAccumulator(requestedModel: string): ChunkAccumulator<Re
             calls.set(id ?? call_id, { callId: call_id, name, args: args ?? '', emitted: false });
           }
           return [];
-        case 'response.function_call_arguments.delta': {
-          const call = calls.get(event.item_id);
-          if (!call) throw malformedChunk(PROVIDER, `arguments for unknown item ${event.item_id}`);
-          call.args += event.delta;
+        case 'response.function_call_arguments.delta':
+          argumentsDelta(calls, event);
           return [];
-        }
-        case 'response.output_item.done': {
-          if (event.item.type !== 'function_call') return [];
-          const item = event.item;
-          const call = calls.get(item.id ?? item.call_id) ?? { callId: item.call_id, name: item.name, args: '', emitted: false };
-          // The done item carries the whole argument string; prefer it over our assembly when present.
-          if (item.arguments) call.args = item.arguments;
-          return call.emitted ? [] : [callEvent(call)];
-        }
+        case 'response.output_item.done':
+          return event.item.type === 'function_call' ? callDone(calls, event.item) : [];
         case 'response.failed': {
           const error = event.response.error;
           throw new EngineError(`${PROVIDER}: response failed: ${error?.message ?? 'no reason given'}`, error?.code ?? 'response_failed');
@@ -134,6 +120,28 @@ function createResponsesAccumulator(requestedModel: string): ChunkAccumulator<Re
       return [];
     },
   };
+}
+
+function callEvent(call: PartialCall): EngineEvent {
+  call.emitted = true;
+  return { type: 'tool-call', id: call.callId, name: call.name, args: parseArgs(call.args) };
+}
+
+type EventOf<T extends ResponseStreamEvent['type']> = Extract<ResponseStreamEvent, { type: T }>;
+
+/** A call's arguments arrive in pieces, naming its item. */
+function argumentsDelta(calls: Map<string, PartialCall>, event: EventOf<'response.function_call_arguments.delta'>): void {
+  const call = calls.get(event.item_id);
+  if (!call) throw malformedChunk(PROVIDER, `arguments for unknown item ${event.item_id}`);
+  call.args += event.delta;
+}
+
+/** A call's item is done: the call goes out, unless it already did. */
+function callDone(calls: Map<string, PartialCall>, item: ResponseFunctionToolCall): EngineEvent[] {
+  const call = calls.get(item.id ?? item.call_id) ?? { callId: item.call_id, name: item.name, args: '', emitted: false };
+  // The done item carries the whole argument string; prefer it over our assembly when present.
+  if (item.arguments) call.args = item.arguments;
+  return call.emitted ? [] : [callEvent(call)];
 }
 
 /** The Responses API has no finish reason; report one in Chat Completions' vocabulary. */

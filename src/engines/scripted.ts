@@ -68,36 +68,7 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
   const model = config.model ?? 'scripted';
   const chunkDelay = checked.chunk_delay_ms ?? 0;
   const cursors = new Map<string, number>();
-  const wait = (ms: number): Observable<never> => (ms > 0 ? timer(ms, scheduler).pipe(ignoreElements()) : of());
-
-  const play = (request: InferenceRequest, response: ScriptedResponse, index: number): Observable<EngineEvent> => {
-    if (response.error !== undefined) {
-      return concat(wait(response.delay_ms ?? 0), throwError(() => new EngineError(response.error ?? 'scripted error', 'scripted_error')));
-    }
-    const text = response.text ?? '';
-    const calls = response.tool_calls ?? [];
-    const reasoning = response.reasoning ?? '';
-    const deltas = [
-      ...chunkText(reasoning).map((delta): EngineEvent => ({ type: 'reasoning-delta', delta })),
-      ...chunkText(text).map((delta): EngineEvent => ({ type: 'text-delta', delta })),
-    ];
-    const input = request.blocks.reduce((sum, block) => sum + blockSize(block), 0);
-    return concat(
-      wait(response.delay_ms ?? 0),
-      from(deltas).pipe(concatMap((event, i) => (i === 0 ? of(event) : concat(wait(chunkDelay), of(event))))),
-      from(
-        calls.map(
-          (call, i): EngineEvent => ({ type: 'tool-call', id: call.id ?? `call_${index + 1}_${i + 1}`, name: call.name, args: call.arguments ?? {} }),
-        ),
-      ),
-      of<EngineEvent>({
-        type: 'finished',
-        model,
-        usage: { input_tokens: Math.ceil(input / 4), output_tokens: estimateTokens(reasoning + text) + calls.length * 8 },
-        stop_reason: calls.length > 0 ? 'tool_calls' : 'stop',
-      }),
-    );
-  };
+  const playback: Playback = { scheduler, model, chunkDelay };
 
   return {
     name: 'scripted',
@@ -128,7 +99,47 @@ export function createScriptedEngine(script: Script, config: ScriptedEngineConfi
           );
         }
         cursors.set(request.conv_id, index + 1);
-        return play(request, response, index);
+        return play(playback, request, response, index);
       }),
   };
+}
+
+/** How a scripted engine plays its responses: its clock, its model name and the delay between chunks. */
+interface Playback {
+  readonly scheduler: SchedulerLike;
+  readonly model: string;
+  readonly chunkDelay: number;
+}
+
+const wait = (ms: number, scheduler: SchedulerLike): Observable<never> => (ms > 0 ? timer(ms, scheduler).pipe(ignoreElements()) : of());
+
+/** One scripted response as engine events: its delay, its deltas (spaced by the chunk delay), its tool calls, then `finished`. */
+function play(playback: Playback, request: InferenceRequest, response: ScriptedResponse, index: number): Observable<EngineEvent> {
+  const { scheduler, model, chunkDelay } = playback;
+  if (response.error !== undefined) {
+    return concat(wait(response.delay_ms ?? 0, scheduler), throwError(() => new EngineError(response.error ?? 'scripted error', 'scripted_error')));
+  }
+  const text = response.text ?? '';
+  const calls = response.tool_calls ?? [];
+  const reasoning = response.reasoning ?? '';
+  const deltas = [
+    ...chunkText(reasoning).map((delta): EngineEvent => ({ type: 'reasoning-delta', delta })),
+    ...chunkText(text).map((delta): EngineEvent => ({ type: 'text-delta', delta })),
+  ];
+  const input = request.blocks.reduce((sum, block) => sum + blockSize(block), 0);
+  return concat(
+    wait(response.delay_ms ?? 0, scheduler),
+    from(deltas).pipe(concatMap((event, i) => (i === 0 ? of(event) : concat(wait(chunkDelay, scheduler), of(event))))),
+    from(
+      calls.map(
+        (call, i): EngineEvent => ({ type: 'tool-call', id: call.id ?? `call_${index + 1}_${i + 1}`, name: call.name, args: call.arguments ?? {} }),
+      ),
+    ),
+    of<EngineEvent>({
+      type: 'finished',
+      model,
+      usage: { input_tokens: Math.ceil(input / 4), output_tokens: estimateTokens(reasoning + text) + calls.length * 8 },
+      stop_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+    }),
+  );
 }

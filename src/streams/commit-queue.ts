@@ -93,13 +93,7 @@ export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: Co
   };
   return {
     push: (item) => {
-      let committed$: Observable<never>;
-      try {
-        committed$ = store.appendFrames([item]);
-      } catch (error) {
-        // A closed store throws at once rather than erroring its Observable.
-        committed$ = throwError(() => error);
-      }
+      const committed$ = appendOf(store, item);
       // Committed already (the memory store) and nothing before it waiting: on at once.
       if (committed$ === EMPTY && waiting.length === 0 && !draining) {
         target.committed(item);
@@ -129,4 +123,14 @@ export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: Co
       waiting.length = 0;
     },
   };
+}
+
+/** The commit of one item's frame; a failure to append is that commit's error. */
+function appendOf(store: Pick<Store, 'appendFrames'>, item: SequencedEvent): Observable<never> {
+  try {
+    return store.appendFrames([item]);
+  } catch (error) {
+    // A closed store throws at once rather than erroring its Observable.
+    return throwError(() => error);
+  }
 }

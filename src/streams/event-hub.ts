@@ -82,35 +82,66 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   const all = new Subject<SequencedEvent>();
   const logs = new Map<string, ConversationLog>();
   const live = createLiveChannels<SequencedEvent>();
-  // Publishing from inside a subscriber (a dashboard continuing a pause it was just told about) must
-  // not overtake the event still being delivered: later publishes queue until delivery finishes, so
-  // every subscriber sees every conversation in seq order.
-  const queue: SequencedEvent[] = [];
-  let delivering = false;
-
-  const logOf = (convId: string): ConversationLog => {
-    let log = logs.get(convId);
-    if (!log) {
-      log = { seq: 0, frames: [] };
-      logs.set(convId, log);
-    }
-    return log;
-  };
-
-  const deliver = (frame: SequencedEvent): void => {
+  const deliver = createInOrderDelivery((frame) => {
     all.next(frame);
     live.next(frame.event.conv_id, frame);
+  });
+  // A per-conversation Subject, so fan-out to one conversation's clients does not filter every event.
+  const conversation$ = (convId: string): Observable<SequencedEvent> => live.channel$(convId);
+  const buffered = (convId: string, sinceSeq = 0, limit = Number.POSITIVE_INFINITY): BufferedFrames => {
+    const log = logs.get(convId);
+    return log ? bufferedOf(log, bufferSize, sinceSeq, limit) : { frames: [], lastSeq: 0 };
   };
+  return {
+    publish: (event) => {
+      const log = logOf(logs, event.conv_id);
+      const frame: SequencedEvent = { seq: ++log.seq, event };
+      log.frames.push(frame);
+      // Trim in batches so the buffer costs O(1) amortised per publish.
+      if (log.frames.length > bufferSize * 2) log.frames.splice(0, log.frames.length - bufferSize);
+      deliver(frame);
+      return frame;
+    },
+    events$: all.asObservable(),
+    conversation$,
+    replay$: (convId, sinceSeq) => replayAfter$(conversation$(convId), () => buffered(convId, sinceSeq).frames, sinceSeq),
+    buffered,
+    lastSeq: (convId) => logs.get(convId)?.seq ?? 0,
+    isWatched: (convId) => live.isWatched(convId),
+    forget: (convId) => {
+      logs.delete(convId);
+    },
+    seed: (convId, lastSeq) => {
+      const log = logOf(logs, convId);
+      if (!Number.isInteger(lastSeq) || lastSeq < log.seq) {
+        throw new RangeError(`hub.seed: lastSeq must be an integer >= ${log.seq} for "${convId}", got ${String(lastSeq)}`);
+      }
+      log.seq = lastSeq;
+    },
+  };
+}
 
-  const publish = (event: StepwiseEvent): SequencedEvent => {
-    const log = logOf(event.conv_id);
-    const frame: SequencedEvent = { seq: ++log.seq, event };
-    log.frames.push(frame);
-    // Trim in batches so the buffer costs O(1) amortised per publish.
-    if (log.frames.length > bufferSize * 2) log.frames.splice(0, log.frames.length - bufferSize);
+function logOf(logs: Map<string, ConversationLog>, convId: string): ConversationLog {
+  let log = logs.get(convId);
+  if (!log) {
+    log = { seq: 0, frames: [] };
+    logs.set(convId, log);
+  }
+  return log;
+}
+
+/**
+ * Delivers each frame, in order. Publishing from inside a subscriber (a dashboard continuing a pause
+ * it was just told about) must not overtake the frame still being delivered: later frames queue until
+ * delivery finishes, so every subscriber sees every conversation in seq order.
+ */
+function createInOrderDelivery(deliver: (frame: SequencedEvent) => void): (frame: SequencedEvent) => void {
+  const queue: SequencedEvent[] = [];
+  let delivering = false;
+  return (frame) => {
     if (delivering) {
       queue.push(frame);
-      return frame;
+      return;
     }
     delivering = true;
     try {
@@ -119,61 +150,38 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     } finally {
       delivering = false;
     }
-    return frame;
   };
+}
 
-  // A per-conversation Subject, so fan-out to one conversation's clients does not filter every event.
-  const conversation$ = (convId: string): Observable<SequencedEvent> => live.channel$(convId);
+/** The log's frames after `sinceSeq`, at most the buffer's size and `limit`. */
+function bufferedOf(log: ConversationLog, bufferSize: number, sinceSeq: number, limit: number): BufferedFrames {
+  const start = log.frames.findIndex((frame) => frame.seq > sinceSeq);
+  const after = start < 0 ? [] : log.frames.slice(start);
+  const kept = after.length > bufferSize ? after.slice(after.length - bufferSize) : after;
+  return { frames: kept.slice(0, limit), lastSeq: log.seq };
+}
 
-  const buffered = (convId: string, sinceSeq = 0, limit = Number.POSITIVE_INFINITY): BufferedFrames => {
-    const log = logs.get(convId);
-    if (!log) return { frames: [], lastSeq: 0 };
-    const start = log.frames.findIndex((frame) => frame.seq > sinceSeq);
-    const after = start < 0 ? [] : log.frames.slice(start);
-    const kept = after.length > bufferSize ? after.slice(after.length - bufferSize) : after;
-    return { frames: kept.slice(0, limit), lastSeq: log.seq };
-  };
-
-  const replay$ = (convId: string, sinceSeq: number): Observable<SequencedEvent> =>
-    new Observable<SequencedEvent>((subscriber) => {
-      // Subscribe live first, holding frames back while the buffer is replayed, then skip what the
-      // buffer already covered: nothing published in between is lost or doubled.
-      let lastSent = sinceSeq;
-      let held: SequencedEvent[] | undefined = [];
-      const send = (frame: SequencedEvent): void => {
-        if (frame.seq <= lastSent) return;
-        lastSent = frame.seq;
-        subscriber.next(frame);
-      };
-      const subscription = conversation$(convId).subscribe({
-        next: (frame) => (held ? held.push(frame) : send(frame)),
-        error: (error) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
-      for (const frame of buffered(convId, sinceSeq).frames) send(frame);
-      const pending = held;
-      held = undefined;
-      for (const frame of pending) send(frame);
-      return subscription;
+/** The buffered frames after `sinceSeq`, then `live$` from where they end. */
+function replayAfter$(live$: Observable<SequencedEvent>, buffered: () => readonly SequencedEvent[], sinceSeq: number): Observable<SequencedEvent> {
+  return new Observable<SequencedEvent>((subscriber) => {
+    // Subscribe live first, holding frames back while the buffer is replayed, then skip what the
+    // buffer already covered: nothing published in between is lost or doubled.
+    let lastSent = sinceSeq;
+    let held: SequencedEvent[] | undefined = [];
+    const send = (frame: SequencedEvent): void => {
+      if (frame.seq <= lastSent) return;
+      lastSent = frame.seq;
+      subscriber.next(frame);
+    };
+    const subscription = live$.subscribe({
+      next: (frame) => (held ? held.push(frame) : send(frame)),
+      error: (error) => subscriber.error(error),
+      complete: () => subscriber.complete(),
     });
-
-  return {
-    publish,
-    events$: all.asObservable(),
-    conversation$,
-    replay$,
-    buffered,
-    lastSeq: (convId) => logs.get(convId)?.seq ?? 0,
-    isWatched: (convId) => live.isWatched(convId),
-    forget: (convId) => {
-      logs.delete(convId);
-    },
-    seed: (convId, lastSeq) => {
-      const log = logOf(convId);
-      if (!Number.isInteger(lastSeq) || lastSeq < log.seq) {
-        throw new RangeError(`hub.seed: lastSeq must be an integer >= ${log.seq} for "${convId}", got ${String(lastSeq)}`);
-      }
-      log.seq = lastSeq;
-    },
-  };
+    for (const frame of buffered()) send(frame);
+    const pending = held;
+    held = undefined;
+    for (const frame of pending) send(frame);
+    return subscription;
+  });
 }

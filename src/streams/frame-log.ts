@@ -88,22 +88,8 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
     commits.push(frame);
   });
 
-  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): LogPage<SequencedEvent> | undefined => {
-    const last = lastSeq(convId);
-    const wanted = Math.min(limit, last - sinceSeq);
-    if (wanted <= 0) return { frames: [], lastSeq: last };
-    const { frames } = hub.buffered(convId, sinceSeq, wanted);
-    // The buffer is consecutive seqs: it holds them all when it starts right after `sinceSeq`.
-    return frames[0]?.seq === sinceSeq + 1 ? { frames, lastSeq: last } : undefined;
-  };
-
-  const fromStore = async (convId: string, sinceSeq: number, limit: number): Promise<LogPage> => {
-    const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
-    // What `last_seq` says is committed and delivered; the store may be a few frames ahead of it.
-    const last = lastSeq(convId);
-    const frames = page.frames.filter((frame) => frame.seq <= last) as LogFrame[];
-    return { frames, lastSeq: last };
-  };
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): LogPage<SequencedEvent> | undefined =>
+    bufferedFrom(hub, lastSeq(convId), convId, sinceSeq, limit);
 
   let disposed = false;
   return {
@@ -113,7 +99,7 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
     isWatched: (convId) => channels.isWatched(convId),
     buffered,
     read: (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) =>
-      Promise.resolve(buffered(convId, sinceSeq, limit) ?? fromStore(convId, sinceSeq, limit)),
+      Promise.resolve(buffered(convId, sinceSeq, limit) ?? fromStore(store, lastSeq, convId, sinceSeq, limit)),
     forget: (convId) => {
       stalled.delete(convId);
     },
@@ -126,3 +112,20 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
   };
 }
 
+/** Committed frames up to `last` from the hub's buffer, when it holds every one of them after `sinceSeq`. */
+function bufferedFrom(hub: EventHub, last: number, convId: string, sinceSeq: number, limit: number): LogPage<SequencedEvent> | undefined {
+  const wanted = Math.min(limit, last - sinceSeq);
+  if (wanted <= 0) return { frames: [], lastSeq: last };
+  const { frames } = hub.buffered(convId, sinceSeq, wanted);
+  // The buffer is consecutive seqs: it holds them all when it starts right after `sinceSeq`.
+  return frames[0]?.seq === sinceSeq + 1 ? { frames, lastSeq: last } : undefined;
+}
+
+/** Committed frames from the store's log (their wire text alone, when stored so), when the hub's buffer no longer holds them. */
+async function fromStore(store: Store<FrameEvent, WireFrame>, lastSeq: (convId: string) => number, convId: string, sinceSeq: number, limit: number): Promise<LogPage> {
+  const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
+  // What `last_seq` says is committed and delivered; the store may be a few frames ahead of it.
+  const last = lastSeq(convId);
+  const frames = page.frames.filter((frame) => frame.seq <= last) as LogFrame[];
+  return { frames, lastSeq: last };
+}

@@ -1,17 +1,9 @@
-import { asapScheduler, asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
+import { asapScheduler, asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { StepFilter } from '../core/store.js';
-import { eventFrom, type PauseInfo, type PausePhase, type PauseToolCall, type StepwiseEvent } from './events.js';
-import {
-  decide,
-  reasonOf,
-  StepCommandError,
-  type ContinueCommand,
-  type EditValidator,
-  type PauseDecision,
-  type PauseResolution,
-  type SubmitResult,
-} from './step-commands.js';
+import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
+import { disableIn, pause$, pendingOf, submitTo, type PauseBook } from './pending-pauses.js';
+import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
 
 export type TimeoutAction = 'continue' | 'deny' | 'abort';
 
@@ -23,11 +15,6 @@ export interface StepControllerConfig {
   /** How many resolved pause ids are remembered to answer "already resolved". Default 10 000. */
   readonly resolvedMemory?: number;
 }
-
-/** `by` of what no person decided: the deadline, switching step mode off, cancellation (docs/protocol.md, Durability). */
-const SYSTEM = 'system';
-/** `by` of a command that names no one: a single-user server without auth. */
-const LOCAL = 'local';
 
 const DEFAULT_STEP_CONFIG = Object.freeze({ pauseTimeoutMs: 30_000, timeoutAction: 'continue', resolvedMemory: 10_000 });
 
@@ -106,21 +93,29 @@ export interface StepController {
   pending(sessionId?: string): PauseInfo[];
 }
 
-interface PendingPause {
-  readonly info: PauseInfo;
-  readonly validateEdit: EditValidator;
-  readonly results: Readonly<Record<string, unknown>>;
-  /** Resolves the pause if it is still pending; later calls do nothing. */
-  readonly resolve: (resolution: PauseResolution) => void;
-}
-
-/** What is kept of a resolved pause, to answer "already resolved" and whose it was. */
-interface ResolvedPause {
-  readonly reason: PauseResolution['reason'];
-  readonly conv_id: string;
-}
-
 export function createStepController(ports: StepControllerPorts, config: StepControllerConfig = {}): StepController {
+  const book = createPauseBook(ports, config);
+  const { enabled, pendingById, resolved } = book;
+  return {
+    enable: (sessionId, filter) => {
+      enabled.set(sessionId, filter);
+    },
+    disable: (sessionId) => disableIn(book, sessionId),
+    isEnabled: (sessionId) => enabled.has(sessionId),
+    filterOf: (sessionId) => enabled.get(sessionId),
+    pause: (request) => pause$(book, request),
+    submit: (command) => submitTo(book, command),
+    get: (pauseId) => pendingById.get(pauseId)?.info,
+    convOf: (pauseId) => pendingById.get(pauseId)?.info.conv_id ?? resolved.get(pauseId)?.conv_id,
+    pending: (sessionId) =>
+      sessionId === undefined
+        ? [...pendingById.values()].map((entry) => entry.info)
+        : pendingOf(book, sessionId).map((entry) => entry.info),
+  };
+}
+
+/** The controller's settings, checked, and its empty books; bad settings fail here, naming themselves. */
+function createPauseBook(ports: StepControllerPorts, config: StepControllerConfig): PauseBook {
   const { pauseTimeoutMs, timeoutAction, resolvedMemory } = { ...DEFAULT_STEP_CONFIG, ...config };
   if (!(Number.isFinite(pauseTimeoutMs) && pauseTimeoutMs >= 0)) {
     throw new RangeError(`createStepController: pauseTimeoutMs must be a non-negative number, got ${pauseTimeoutMs}`);
@@ -128,120 +123,15 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
   if (!['continue', 'deny', 'abort'].includes(timeoutAction)) {
     throw new RangeError(`createStepController: timeoutAction must be continue, deny or abort, got "${timeoutAction}"`);
   }
-  const scheduler = ports.scheduler ?? asyncScheduler;
-  const resumeScheduler = ports.resumeScheduler ?? asapScheduler;
-  // Session -> its filter (undefined: every tool, both phases); present means step mode is on.
-  const enabled = new Map<string, StepFilter | undefined>();
-  const pendingById = new Map<string, PendingPause>();
-  // Insertion-ordered, so the oldest resolved ids are forgotten first.
-  const resolved = new Map<string, ResolvedPause>();
-
-  // A scan rather than an index by session: listing and disable are rare, and an index cost a Map
-  // entry and a Set per paused run (0.2 KB of `paused_heap_per_run`).
-  const pendingOf = (sessionId: string): PendingPause[] => [...pendingById.values()].filter((entry) => entry.info.session_id === sessionId);
-
-  /** Forgets a pending pause, remembers how it ended and publishes `resumed`. */
-  const settle = (entry: PendingPause, resolution: PauseResolution): void => {
-    const { info } = entry;
-    pendingById.delete(info.pause_id);
-    resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
-    if (resolved.size > resolvedMemory) resolved.delete(resolved.keys().next().value as string);
-    ports.onResolved?.(resolution);
-    ports.publish(eventFrom('resumed', info, scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM }));
-  };
-
-  const timeoutDecision = (): PauseDecision =>
-    timeoutAction === 'continue'
-      ? { action: 'continue' }
-      : timeoutAction === 'deny'
-        ? { action: 'deny', reason: 'the pause deadline passed' }
-        : { action: 'abort', reason: 'the pause deadline passed (timeout action: abort)' };
-
-  // Hand-written rather than `race(commands$.pipe(filter(mine)), timer(deadline)).pipe(take(1), tap,
-  // observeOn)`: that composition held 17.3 KB per paused run against the 10 KB target of
-  // `paused_heap_per_run` (each live operator layer costs 0.6-1 KB); this one Observable holds what
-  // the race did. The first of a command, disable and the deadline wins; unsubscription cancels.
-  const pause = (request: PauseRequest): Observable<PauseResolution> =>
-    new Observable<PauseResolution>((subscriber) => {
-      const now = scheduler.now();
-      const { restore } = request;
-      const info: PauseInfo = {
-        pause_id: restore?.pause_id ?? ports.ids.next('pause'),
-        phase: request.phase,
-        summary: request.summary,
-        deadline_ms: restore?.deadline_ms ?? now + pauseTimeoutMs,
-        conv_id: request.conv_id,
-        session_id: request.session_id,
-        inference_id: request.inference_id,
-        turn_id: request.turn_id,
-        tool_calls: request.tool_calls,
-      };
-      const resolve = (resolution: PauseResolution): void => {
-        // Still pending is what makes it the first: the registry is the one record of that.
-        if (pendingById.get(info.pause_id) !== entry) return;
-        deadline.unsubscribe();
-        settle(entry, resolution);
-        // The run goes on after whoever resolved the pause (an HTTP handler) has returned.
-        subscriber.add(
-          resumeScheduler.schedule(() => {
-            subscriber.next(resolution);
-            subscriber.complete();
-          }),
-        );
-      };
-      const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), results: request.results ?? NO_RESULTS, resolve };
-      pendingById.set(info.pause_id, entry);
-      const deadline = scheduler.schedule(
-        () => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(), by: SYSTEM }),
-        Math.max(0, info.deadline_ms - now),
-      );
-      ports.publish(eventFrom('paused', info, now, { pause: info }));
-      // Unsubscribed before it resolved: the run was cancelled.
-      return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
-    });
-
-  const submit = (command: ContinueCommand): SubmitResult => {
-    const entry = pendingById.get(command.pause_id);
-    if (!entry) {
-      const reason = resolved.get(command.pause_id)?.reason;
-      const error =
-        reason === undefined
-          ? new StepCommandError('unknown_pause', `no pause with id "${command.pause_id}"`)
-          : new StepCommandError('pause_resolved', `pause "${command.pause_id}" was already resolved (${reason})`, {
-              reason,
-            });
-      return { ok: false, error };
-    }
-    const decision = decide(entry.info, command, entry.validateEdit, entry.results);
-    if (decision instanceof StepCommandError) return { ok: false, error: decision };
-    entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
-    return { ok: true, pause: entry.info };
-  };
-
   return {
-    enable: (sessionId, filter) => {
-      enabled.set(sessionId, filter);
-    },
-    disable: (sessionId) => {
-      enabled.delete(sessionId);
-      const released = pendingOf(sessionId).filter((entry) => !isBreakpointPause(entry.info));
-      for (const { info, resolve } of released) resolve({ pause: info, reason: 'disabled', decision: { action: 'continue' }, by: SYSTEM });
-      return released.length;
-    },
-    isEnabled: (sessionId) => enabled.has(sessionId),
-    filterOf: (sessionId) => enabled.get(sessionId),
-    pause,
-    submit,
-    get: (pauseId) => pendingById.get(pauseId)?.info,
-    convOf: (pauseId) => pendingById.get(pauseId)?.info.conv_id ?? resolved.get(pauseId)?.conv_id,
-    pending: (sessionId) =>
-      sessionId === undefined
-        ? [...pendingById.values()].map((entry) => entry.info)
-        : pendingOf(sessionId).map((entry) => entry.info),
+    ports,
+    scheduler: ports.scheduler ?? asyncScheduler,
+    resumeScheduler: ports.resumeScheduler ?? asapScheduler,
+    pauseTimeoutMs,
+    timeoutAction: timeoutAction as TimeoutAction,
+    resolvedMemory,
+    enabled: new Map(),
+    pendingById: new Map(),
+    resolved: new Map(),
   };
 }
-
-const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
-
-/** A pause some tool asked for itself: step mode did not cause it alone, so disabling step mode keeps it. */
-const isBreakpointPause = (info: PauseInfo): boolean => info.tool_calls.some((call) => call.breakpoint === true);

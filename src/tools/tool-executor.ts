@@ -78,11 +78,30 @@ function resultOf(invocation: Invocation): Observable<unknown> {
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/** What every call of one executor shares: its tools, its checked settings and its clock. */
+interface ExecutorContext {
+  readonly registry: ToolRegistry;
+  readonly settings: ExecutorSettings;
+  readonly scheduler: SchedulerLike;
+}
+
+interface ExecutorSettings {
+  readonly timeoutMs: number;
+  readonly policy: ToolErrorPolicy;
+  readonly maxRetries: number;
+  readonly retryBaseDelayMs: number;
+}
+
 export function createToolExecutor(
   registry: ToolRegistry,
   config: ToolExecutorConfig = {},
   scheduler: SchedulerLike = asyncScheduler,
 ): ToolExecutor {
+  const context: ExecutorContext = { registry, settings: checkedSettings(config), scheduler };
+  return { execute: (call, allowed) => execute$(context, call, allowed) };
+}
+
+function checkedSettings(config: ToolExecutorConfig): ExecutorSettings {
   const settings = { ...DEFAULT_EXECUTOR_CONFIG, ...config };
   positive('timeoutMs', settings.timeoutMs, false);
   positive('maxRetries', settings.maxRetries, true);
@@ -90,96 +109,105 @@ export function createToolExecutor(
   if (!['continue', 'retry', 'abort'].includes(settings.policy)) {
     throw new RangeError(`createToolExecutor: policy must be continue, retry or abort, got "${settings.policy}"`);
   }
+  return settings as ExecutorSettings;
+}
 
-  const rejected = (call: ToolCall, rejection: ToolRejection, error: string): ToolProgress => ({
-    type: 'finished',
-    outcome: { tool_call_id: call.id, name: call.name, result: null, error, rejected: rejection, abortsRun: false },
-  });
+const rejected = (call: ToolCall, rejection: ToolRejection, error: string): ToolProgress => ({
+  type: 'finished',
+  outcome: { tool_call_id: call.id, name: call.name, result: null, error, rejected: rejection, abortsRun: false },
+});
 
-  /** Why the call may not run, or the tool and its validated arguments. */
-  const admit = (call: ToolCall, allowed?: ReadonlySet<string>): ToolProgress | { readonly tool: Tool; readonly args: unknown } => {
-    const tool = registry.get(call.name);
-    if (!tool) return rejected(call, 'unknown_tool', `unknown tool "${call.name}"`);
-    if (allowed && !allowed.has(call.name)) return rejected(call, 'not_allowed', `tool "${call.name}" is not allowed in this run`);
-    const validation = tool.validate(call.args);
-    if (!validation.ok) return rejected(call, 'invalid_arguments', `invalid arguments for ${call.name}: ${validation.issues.join('; ')}`);
-    return { tool, args: validation.value };
+/** Why the call may not run, or the tool and its validated arguments. */
+function admit(registry: ToolRegistry, call: ToolCall, allowed?: ReadonlySet<string>): ToolProgress | { readonly tool: Tool; readonly args: unknown } {
+  const tool = registry.get(call.name);
+  if (!tool) return rejected(call, 'unknown_tool', `unknown tool "${call.name}"`);
+  if (allowed && !allowed.has(call.name)) return rejected(call, 'not_allowed', `tool "${call.name}" is not allowed in this run`);
+  const validation = tool.validate(call.args);
+  if (!validation.ok) return rejected(call, 'invalid_arguments', `invalid arguments for ${call.name}: ${validation.issues.join('; ')}`);
+  return { tool, args: validation.value };
+}
+
+/** Builds a call's `finished` progress from its result or error; the duration counts from `startedAt`. */
+type Finisher = (result: unknown, error?: unknown) => ToolProgress;
+
+function finisherOf(scheduler: SchedulerLike, call: ToolCall, startedAt: number, policy: ToolErrorPolicy): Finisher {
+  return (result, error) => {
+    const at = scheduler.now();
+    return {
+      type: 'finished',
+      outcome: {
+        tool_call_id: call.id,
+        name: call.name,
+        result: result === undefined ? null : asJsonData(result),
+        ...(error === undefined ? {} : { error: messageOf(error) }),
+        duration_ms: at - startedAt,
+        abortsRun: error !== undefined && policy === 'abort',
+      },
+      at,
+    };
   };
+}
 
-  /** A call whose first attempt did not answer at once: timeout per attempt, retries, errors as values. */
-  const settle$ = (tool: Tool, call: ToolCall, args: unknown, first: Invocation, finished: (result: unknown, error?: unknown) => ToolProgress) => {
+// Hand-written rather than `defer(() => concat(of(started), defer(attempt)))`: a synchronous tool
+// (the common case) then costs this one subscription instead of six, a large part of what brought
+// `loop_step` near the bare RxJS loop. What may take time (timeout, retry, errors as values) is the
+// operators' again.
+function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySet<string>): Observable<ToolProgress> {
+  return new Observable<ToolProgress>((subscriber) => {
+    const admitted = admit(context.registry, call, allowed);
+    if ('type' in admitted) {
+      subscriber.next(admitted);
+      subscriber.complete();
+      return undefined;
+    }
+    const { tool, args } = admitted;
+    const { settings, scheduler } = context;
     const policy = tool.policy ?? settings.policy;
-    const timeoutMs = tool.timeoutMs ?? settings.timeoutMs;
-    let attempts = 0;
-    // Only a retry makes another attempt (on resubscription); else the first is all there is.
-    const attempt$ = policy === 'retry' ? defer(() => resultOf(attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler))) : resultOf(first);
-    const tried$ = attempt$.pipe(
-      // Unsubscribing at the deadline aborts the tool's signal (see invokeTool).
-      timeout({
-        first: timeoutMs,
-        scheduler,
-        with: () => throwError(() => new ToolTimeoutError(`tool "${call.name}" timed out after ${timeoutMs} ms`)),
-      }),
-    );
-    const retried$ =
-      policy === 'retry'
-        ? tried$.pipe(
-            retry({
-              count: settings.maxRetries,
-              delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
-            }),
-          )
-        : tried$;
-    // Errors are values: the model sees them; only the `abort` policy ends the run.
-    return retried$.pipe(
-      map((result) => finished(result)),
-      catchError((error: unknown) => of(finished(null, error))),
-    );
-  };
+    const startedAt = scheduler.now();
+    const finished = finisherOf(scheduler, call, startedAt, policy);
+    // `started` goes out before the tool is called, so `tool.delta {exec: true}` precedes anything
+    // the tool does. A synchronous answer (or failure, with no retry to make) needs no timer or
+    // retry machinery.
+    subscriber.next({ type: 'started', args, at: startedAt });
+    if (subscriber.closed) return undefined;
+    const first = invokeTool(tool, args, call.id, scheduler);
+    if (first.kind === 'value' || (first.kind === 'error' && policy !== 'retry')) {
+      subscriber.next(first.kind === 'value' ? finished(first.value) : finished(null, first.error));
+      subscriber.complete();
+      return undefined;
+    }
+    return settle$(context, tool, call, args, first, finished).subscribe(subscriber);
+  });
+}
 
-  // Hand-written rather than `defer(() => concat(of(started), defer(attempt)))`: a synchronous tool
-  // (the common case) then costs this one subscription instead of six (subscriptions per step 26.5
-  // -> 19.5), part of what brought `loop_step` from 5.4x to 2.6x the bare RxJS loop (target 2x).
-  // What may take time (timeout, retry, errors as values) is the operators' again.
-  const execute = (call: ToolCall, allowed?: ReadonlySet<string>): Observable<ToolProgress> =>
-    new Observable<ToolProgress>((subscriber) => {
-      const admitted = admit(call, allowed);
-      if ('type' in admitted) {
-        subscriber.next(admitted);
-        subscriber.complete();
-        return undefined;
-      }
-      const { tool, args } = admitted;
-      const policy = tool.policy ?? settings.policy;
-      const startedAt = scheduler.now();
-      const finished = (result: unknown, error?: unknown): ToolProgress => {
-        const at = scheduler.now();
-        return {
-          type: 'finished',
-          outcome: {
-            tool_call_id: call.id,
-            name: call.name,
-            result: result === undefined ? null : asJsonData(result),
-            ...(error === undefined ? {} : { error: messageOf(error) }),
-            duration_ms: at - startedAt,
-            abortsRun: error !== undefined && policy === 'abort',
-          },
-          at,
-        };
-      };
-      // `started` goes out before the tool is called, so `tool.delta {exec: true}` precedes anything
-      // the tool does. A synchronous answer (or failure, with no retry to make) needs no timer or
-      // retry machinery.
-      subscriber.next({ type: 'started', args, at: startedAt });
-      if (subscriber.closed) return undefined;
-      const first = invokeTool(tool, args, call.id, scheduler);
-      if (first.kind === 'value' || (first.kind === 'error' && policy !== 'retry')) {
-        subscriber.next(first.kind === 'value' ? finished(first.value) : finished(null, first.error));
-        subscriber.complete();
-        return undefined;
-      }
-      return settle$(tool, call, args, first, finished).subscribe(subscriber);
-    });
-
-  return { execute };
+/** A call whose first attempt did not answer at once: timeout per attempt, retries, errors as values. */
+function settle$(context: ExecutorContext, tool: Tool, call: ToolCall, args: unknown, first: Invocation, finished: Finisher): Observable<ToolProgress> {
+  const { settings, scheduler } = context;
+  const policy = tool.policy ?? settings.policy;
+  const timeoutMs = tool.timeoutMs ?? settings.timeoutMs;
+  let attempts = 0;
+  // Only a retry makes another attempt (on resubscription); else the first is all there is.
+  const attempt$ = policy === 'retry' ? defer(() => resultOf(attempts++ === 0 ? first : invokeTool(tool, args, call.id, scheduler))) : resultOf(first);
+  const tried$ = attempt$.pipe(
+    // Unsubscribing at the deadline aborts the tool's signal (see invokeTool).
+    timeout({
+      first: timeoutMs,
+      scheduler,
+      with: () => throwError(() => new ToolTimeoutError(`tool "${call.name}" timed out after ${timeoutMs} ms`)),
+    }),
+  );
+  const retried$ =
+    policy === 'retry'
+      ? tried$.pipe(
+          retry({
+            count: settings.maxRetries,
+            delay: (_error, retryCount) => timer(settings.retryBaseDelayMs * 2 ** (retryCount - 1), scheduler),
+          }),
+        )
+      : tried$;
+  // Errors are values: the model sees them; only the `abort` policy ends the run.
+  return retried$.pipe(
+    map((result) => finished(result)),
+    catchError((error: unknown) => of(finished(null, error))),
+  );
 }

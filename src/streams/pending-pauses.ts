@@ -1,0 +1,146 @@
+import { Observable, type SchedulerLike } from 'rxjs';
+import type { StepFilter } from '../core/store.js';
+import { eventFrom, type PauseInfo } from './events.js';
+import { decide, reasonOf, StepCommandError, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
+import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
+
+/** `by` of what no person decided: the deadline, switching step mode off, cancellation (docs/protocol.md, Durability). */
+const SYSTEM = 'system';
+/** `by` of a command that names no one: a single-user server without auth. */
+const LOCAL = 'local';
+
+interface PendingPause {
+  readonly info: PauseInfo;
+  readonly validateEdit: EditValidator;
+  readonly results: Readonly<Record<string, unknown>>;
+  /** Resolves the pause if it is still pending; later calls do nothing. */
+  readonly resolve: (resolution: PauseResolution) => void;
+}
+
+/** What is kept of a resolved pause, to answer "already resolved" and whose it was. */
+interface ResolvedPause {
+  readonly reason: PauseResolution['reason'];
+  readonly conv_id: string;
+}
+
+/** One controller's step modes and pauses, pending and lately resolved, with the settings they follow. */
+export interface PauseBook {
+  readonly ports: StepControllerPorts;
+  readonly scheduler: SchedulerLike;
+  readonly resumeScheduler: SchedulerLike;
+  readonly pauseTimeoutMs: number;
+  readonly timeoutAction: TimeoutAction;
+  readonly resolvedMemory: number;
+  // Session -> its filter (undefined: every tool, both phases); present means step mode is on.
+  readonly enabled: Map<string, StepFilter | undefined>;
+  readonly pendingById: Map<string, PendingPause>;
+  // Insertion-ordered, so the oldest resolved ids are forgotten first.
+  readonly resolved: Map<string, ResolvedPause>;
+}
+
+// A scan rather than an index by session: listing and disable are rare, and an index cost a Map
+// entry and a Set per paused run (`paused_heap_per_run`).
+export const pendingOf = (book: PauseBook, sessionId: string): PendingPause[] =>
+  [...book.pendingById.values()].filter((entry) => entry.info.session_id === sessionId);
+
+/** Forgets a pending pause, remembers how it ended and publishes `resumed`. */
+function settle(book: PauseBook, entry: PendingPause, resolution: PauseResolution): void {
+  const { info } = entry;
+  const { pendingById, resolved, ports } = book;
+  pendingById.delete(info.pause_id);
+  resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
+  if (resolved.size > book.resolvedMemory) resolved.delete(resolved.keys().next().value as string);
+  ports.onResolved?.(resolution);
+  ports.publish(eventFrom('resumed', info, book.scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM }));
+}
+
+function timeoutDecision(timeoutAction: TimeoutAction): PauseDecision {
+  return timeoutAction === 'continue'
+    ? { action: 'continue' }
+    : timeoutAction === 'deny'
+      ? { action: 'deny', reason: 'the pause deadline passed' }
+      : { action: 'abort', reason: 'the pause deadline passed (timeout action: abort)' };
+}
+
+/** The pause as it is published: a restored one keeps its id and deadline. */
+function pauseInfoOf(book: PauseBook, request: PauseRequest, now: number): PauseInfo {
+  const { restore } = request;
+  return {
+    pause_id: restore?.pause_id ?? book.ports.ids.next('pause'),
+    phase: request.phase,
+    summary: request.summary,
+    deadline_ms: restore?.deadline_ms ?? now + book.pauseTimeoutMs,
+    conv_id: request.conv_id,
+    session_id: request.session_id,
+    inference_id: request.inference_id,
+    turn_id: request.turn_id,
+    tool_calls: request.tool_calls,
+  };
+}
+
+// Hand-written rather than `race(commands$.pipe(filter(mine)), timer(deadline)).pipe(take(1), tap,
+// observeOn)`: that composition held far more per paused run than the target of
+// `paused_heap_per_run` (each live operator layer costs heap); this one Observable holds what
+// the race did. The first of a command, disable and the deadline wins; unsubscription cancels.
+/** See `StepController.pause`. */
+export function pause$(book: PauseBook, request: PauseRequest): Observable<PauseResolution> {
+  return new Observable<PauseResolution>((subscriber) => {
+    const { scheduler } = book;
+    const now = scheduler.now();
+    const info = pauseInfoOf(book, request, now);
+    const resolve = (resolution: PauseResolution): void => {
+      // Still pending is what makes it the first: the registry is the one record of that.
+      if (book.pendingById.get(info.pause_id) !== entry) return;
+      deadline.unsubscribe();
+      settle(book, entry, resolution);
+      // The run goes on after whoever resolved the pause (an HTTP handler) has returned.
+      subscriber.add(
+        book.resumeScheduler.schedule(() => {
+          subscriber.next(resolution);
+          subscriber.complete();
+        }),
+      );
+    };
+    const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), results: request.results ?? NO_RESULTS, resolve };
+    book.pendingById.set(info.pause_id, entry);
+    const deadline = scheduler.schedule(
+      () => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }),
+      Math.max(0, info.deadline_ms - now),
+    );
+    book.ports.publish(eventFrom('paused', info, now, { pause: info }));
+    // Unsubscribed before it resolved: the run was cancelled.
+    return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
+  });
+}
+
+/** See `StepController.submit`. */
+export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResult {
+  const entry = book.pendingById.get(command.pause_id);
+  if (!entry) {
+    const reason = book.resolved.get(command.pause_id)?.reason;
+    const error =
+      reason === undefined
+        ? new StepCommandError('unknown_pause', `no pause with id "${command.pause_id}"`)
+        : new StepCommandError('pause_resolved', `pause "${command.pause_id}" was already resolved (${reason})`, {
+            reason,
+          });
+    return { ok: false, error };
+  }
+  const decision = decide(entry.info, command, entry.validateEdit, entry.results);
+  if (decision instanceof StepCommandError) return { ok: false, error: decision };
+  entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
+  return { ok: true, pause: entry.info };
+}
+
+/** See `StepController.disable`: step mode off, and the pauses it caused released. */
+export function disableIn(book: PauseBook, sessionId: string): number {
+  book.enabled.delete(sessionId);
+  const released = pendingOf(book, sessionId).filter((entry) => !isBreakpointPause(entry.info));
+  for (const { info, resolve } of released) resolve({ pause: info, reason: 'disabled', decision: { action: 'continue' }, by: SYSTEM });
+  return released.length;
+}
+
+const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A pause some tool asked for itself: step mode did not cause it alone, so disabling step mode keeps it. */
+const isBreakpointPause = (info: PauseInfo): boolean => info.tool_calls.some((call) => call.breakpoint === true);
