@@ -1,6 +1,7 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import type { Observable, Subscription } from 'rxjs';
 import type { SequencedEvent, StepwiseEvent } from '../streams/events.js';
+import { loadOtelApi } from './otel-api.js';
 
 /** The open spans of one run: the run's own, its inference, and its tool calls and pauses by id. */
 interface RunSpans {
@@ -26,6 +27,7 @@ type EventOf<T extends StepwiseEvent['type']> = Extract<StepwiseEvent, { type: T
  * With `@opentelemetry/api`'s default tracer (no SDK registered) every span is a no-op.
  */
 export function traceRuns(events$: Observable<SequencedEvent>, tracer: Tracer): Subscription {
+  const { ROOT_CONTEXT, SpanKind, trace } = loadOtelApi();
   const runs = new Map<string, RunSpans>();
   // The entry every non-recording run shares, made from the first such run's (no-op) span.
   let silent: RunSpans | undefined;
@@ -186,5 +188,5 @@ const timeOf = (at: number): Date => new Date(at);
 
 function failed(span: Span | undefined, type: string, message: string): void {
   span?.setAttribute('error.type', type);
-  span?.setStatus({ code: SpanStatusCode.ERROR, message });
+  span?.setStatus({ code: loadOtelApi().SpanStatusCode.ERROR, message });
 }
