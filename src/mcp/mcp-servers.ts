@@ -45,8 +45,8 @@ interface McpSdk {
 
 /**
  * Imported when servers are connected, not with the package: the SDK (with ajv and its transports) is
- * the heaviest thing a program that uses no MCP server would otherwise load (import_time, docs/protocol.md,
- * The library surface).
+ * the heaviest thing a program that uses no MCP server would otherwise load (import_time, docs/library.md,
+ * A light import).
  */
 async function loadMcpSdk(): Promise<McpSdk> {
   const [client, stdio, http] = await Promise.all([

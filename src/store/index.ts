@@ -4,7 +4,7 @@
  * as the CLI and tests call them; these are the package's names and options for them.
  *
  * None of them costs the import: better-sqlite3 loads when a SQLite store is opened and ioredis when a
- * Redis store is (import_time, docs/protocol.md, The library surface).
+ * Redis store is (import_time, docs/library.md, A light import).
  */
 import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
 import { createMemoryStore as createMemoryAdapter } from './memory.js';
