@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { entry, median, type BenchEntry } from './bench-entry.js';
 
 /**
- * `import_time` (README.md, Benchmarks; docs/protocol.md, The library surface): ms for a fresh `node` process
+ * `import_time` (README.md, Benchmarks; docs/library.md, A light import): ms for a fresh `node` process
  * to `import()` the package's built main entry, median of `samples` processes. Baseline: the same kind of
  * fresh process importing only `rxjs` and `zod`, the two dependencies the loop cannot do without.
  *

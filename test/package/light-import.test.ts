@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * A light import (docs/protocol.md, The library surface): `import('stepwise')` loads no provider SDK, MCP,
+ * A light import (docs/library.md, A light import): `import('stepwise')` loads no provider SDK, MCP,
  * OpenTelemetry, SQLite, Redis or server package until the program uses the one it needs. Proved on the
  * built package in a fresh `node` process (./import-probe/probe.mjs), by which packages were loaded, not
  * by how long it took (that is `npm run bench`'s `import_time`). Needs `npm run build` (`npm test` runs it).
