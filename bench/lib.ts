@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 /** The library's public API, as the benchmarks call it. */
 export type StepwiseLib = typeof import('../src/index.js');
 
-/** The SQLite store adapter, which the public API does not export (yet). */
+/** The SQLite store adapter as `serve` opens it (`dataDir`); the package exports it as `createSqliteStore({ path })`. */
 export interface StoreLib {
   readonly createSqliteStore: (typeof import('../src/store/sqlite/sqlite-store.js'))['createSqliteStore'];
 }

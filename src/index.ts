@@ -82,6 +82,24 @@ export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';
 export { ForkError, type ForkErrorCode, type ForkRequest, type ForkResult } from './sessions/fork.js';
+export {
+  createMemoryStore,
+  createRedisStore,
+  createSqliteStore,
+  type MemoryStoreOptions,
+  type RedisStoreOptions,
+  type SqliteStoreOptions,
+} from './store/index.js';
+export type { RedisStore } from './store/redis/redis-store.js';
+export type { FrameEvent, Store, StoreRetentionConfig } from './core/store.js';
+export {
+  StoreClosedError,
+  StoreError,
+  StoreLockedError,
+  StoreUnavailableError,
+  StoreUnreadableError,
+  type StoreErrorCode,
+} from './core/store-errors.js';
 export type { BoundaryHook } from './operators/tool-loop.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
 export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';

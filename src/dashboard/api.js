@@ -2,6 +2,14 @@
 
 const TOKEN_KEY = 'stepwise.token';
 
+/**
+ * A route of the protocol (`/conversations`, `/ws`) as a URL relative to where this page is served: an
+ * application may mount stepwise under a prefix (`/agent/`), and the page's own folder is the prefix.
+ */
+export function endpoint(path) {
+  return new URL(path.replace(/^\/+/, ''), document.baseURI);
+}
+
 /** The bearer token kept for this browser tab only (sessionStorage, never localStorage). */
 export function getToken() {
   try {
@@ -56,7 +64,7 @@ export async function request(method, path, body) {
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
   try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(endpoint(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (error) {
     throw new ApiError(0, 'network_error', `server unreachable (${error?.message ?? error})`);
   }

@@ -1,7 +1,7 @@
 // The WebSocket stream of one conversation (docs/protocol.md, WebSocket): hello, replay from `since_seq`, live frames.
 // It reconnects by itself and hands every seq to `onFrame` exactly once, whatever the server resends.
 
-import { getToken } from './api.js';
+import { endpoint, getToken } from './api.js';
 
 const PING_EVERY_MS = 15_000;
 // A socket that misses this many pongs is treated as dead even if the browser has not noticed.
@@ -31,8 +31,10 @@ export function connectConversation(convId, { onHello, onFrame, onStatus, onHist
     const token = getToken();
     // Browsers cannot set headers on a WebSocket, hence the query parameter the server also accepts.
     if (token) params.set('access_token', token);
-    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${scheme}//${location.host}/ws?${params}`;
+    const target = endpoint('/ws');
+    target.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    target.search = params.toString();
+    return target.href;
   };
 
   const handle = (raw) => {

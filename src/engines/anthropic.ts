@@ -1,6 +1,7 @@
-import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
+import type { ClientOptions } from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { Engine, EngineEvent, InferenceRequest, Usage } from '../core/engine.js';
+import { loadAnthropic } from './load-sdk.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
 import { parseArgs } from './transcript.js';
@@ -30,7 +31,8 @@ export function createAnthropicEngine(config: AnthropicEngineConfig = {}): Engin
   const model = config.model ?? ANTHROPIC_DEFAULTS.model;
   const maxTokens = config.maxTokens ?? ANTHROPIC_DEFAULTS.maxTokens;
   const maxRetries = config.maxRetries ?? ANTHROPIC_DEFAULTS.maxRetries;
-  const client = new Anthropic({ ...config.clientOptions, apiKey: config.apiKey, baseURL: config.baseURL, maxRetries });
+  const sdk = loadAnthropic();
+  const client = new sdk.Anthropic({ ...config.clientOptions, apiKey: config.apiKey, baseURL: config.baseURL, maxRetries });
   return {
     name: 'anthropic',
     model,
@@ -38,6 +40,7 @@ export function createAnthropicEngine(config: AnthropicEngineConfig = {}): Engin
       streamInference<RawMessageStreamEvent>({
         provider: PROVIDER,
         maxRetries,
+        errors: sdk,
         open: (signal) => client.messages.create(anthropicBody(model, maxTokens, request), { signal }),
         accumulator: () => createAnthropicAccumulator(model),
       }),

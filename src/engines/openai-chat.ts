@@ -1,6 +1,7 @@
-import OpenAI, { type ClientOptions } from 'openai';
+import type { ClientOptions } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { Engine, EngineEvent, InferenceRequest } from '../core/engine.js';
+import { loadOpenAI } from './load-sdk.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
 import { parseArgs } from './transcript.js';
@@ -30,7 +31,8 @@ export function createOpenAIChatEngine(config: OpenAIChatEngineConfig = {}): Eng
   const model = config.model ?? OPENAI_CHAT_DEFAULTS.model;
   const maxRetries = config.maxRetries ?? OPENAI_CHAT_DEFAULTS.maxRetries;
   const includeUsage = config.includeUsage ?? OPENAI_CHAT_DEFAULTS.includeUsage;
-  const client = new OpenAI({ ...config.clientOptions, apiKey: config.apiKey, baseURL: config.baseURL, maxRetries });
+  const sdk = loadOpenAI();
+  const client = new sdk.OpenAI({ ...config.clientOptions, apiKey: config.apiKey, baseURL: config.baseURL, maxRetries });
   return {
     name: 'openai',
     model,
@@ -38,6 +40,7 @@ export function createOpenAIChatEngine(config: OpenAIChatEngineConfig = {}): Eng
       streamInference<ChatCompletionChunk>({
         provider: PROVIDER,
         maxRetries,
+        errors: sdk,
         open: (signal) => client.chat.completions.create(chatBody(model, request, includeUsage), { signal }),
         accumulator: () => createChatAccumulator(model),
       }),

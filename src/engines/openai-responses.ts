@@ -1,6 +1,7 @@
-import OpenAI, { type ClientOptions } from 'openai';
+import type { ClientOptions } from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseFunctionToolCall, ResponseStreamEvent, Response } from 'openai/resources/responses/responses';
 import { EngineError, type Engine, type EngineEvent, type InferenceRequest } from '../core/engine.js';
+import { loadOpenAI } from './load-sdk.js';
 import { malformedChunk, streamCut } from './provider-error.js';
 import { streamInference, type ChunkAccumulator } from './stream-inference.js';
 import { parseArgs } from './transcript.js';
@@ -29,7 +30,8 @@ const PROVIDER = 'OpenAI Responses';
 export function createOpenAIResponsesEngine(config: OpenAIResponsesEngineConfig = {}): Engine {
   const model = config.model ?? OPENAI_RESPONSES_DEFAULTS.model;
   const maxRetries = config.maxRetries ?? OPENAI_RESPONSES_DEFAULTS.maxRetries;
-  const client = new OpenAI({ ...config.clientOptions, apiKey: config.apiKey, baseURL: config.baseURL, maxRetries });
+  const sdk = loadOpenAI();
+  const client = new sdk.OpenAI({ ...config.clientOptions, apiKey: config.apiKey, baseURL: config.baseURL, maxRetries });
   return {
     name: 'openai-responses',
     model,
@@ -37,6 +39,7 @@ export function createOpenAIResponsesEngine(config: OpenAIResponsesEngineConfig 
       streamInference<ResponseStreamEvent>({
         provider: PROVIDER,
         maxRetries,
+        errors: sdk,
         open: (signal) => client.responses.create(responsesBody(model, request, config.reasoning), { signal }),
         accumulator: () => createResponsesAccumulator(model),
       }),

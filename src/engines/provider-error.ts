@@ -1,18 +1,22 @@
-import * as AnthropicErrors from '@anthropic-ai/sdk';
-import * as OpenAIErrors from 'openai';
 import { EngineError } from '../core/engine.js';
 
-const isApiError = (e: unknown) => e instanceof OpenAIErrors.APIError || e instanceof AnthropicErrors.APIError;
-const isTimeout = (e: unknown) =>
-  e instanceof OpenAIErrors.APIConnectionTimeoutError || e instanceof AnthropicErrors.APIConnectionTimeoutError;
-const isConnection = (e: unknown) =>
-  e instanceof OpenAIErrors.APIConnectionError || e instanceof AnthropicErrors.APIConnectionError;
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/**
+ * The error classes both SDKs define under these names. Passed in by the engine rather than imported here,
+ * so classifying an OpenAI error never loads the Anthropic SDK (or the other way round).
+ */
+export interface SdkErrorClasses {
+  readonly APIError: ErrorClass;
+  readonly APIConnectionError: ErrorClass;
+  readonly APIConnectionTimeoutError: ErrorClass;
+}
 
 /**
  * Turns whatever an SDK call threw into one {@link EngineError} with a stable code, so the loop
  * can report provider failures as values without knowing the SDKs.
  */
-export function toEngineError(provider: string, error: unknown, maxRetries: number): EngineError {
+export function toEngineError(provider: string, error: unknown, maxRetries: number, sdk: SdkErrorClasses): EngineError {
   if (error instanceof EngineError) return error;
   const err = error as { name?: string; message?: string; status?: unknown; cause?: unknown; type?: unknown; code?: unknown };
   const message = typeof err?.message === 'string' ? err.message : String(error);
@@ -27,12 +31,12 @@ export function toEngineError(provider: string, error: unknown, maxRetries: numb
   if (isSocketCut(err)) {
     return new EngineError(`${provider}: the stream was cut mid-way (${message})`, 'stream_cut');
   }
-  if (isTimeout(error)) return new EngineError(`${provider}: request timed out`, 'timeout');
-  if (isConnection(error)) {
+  if (error instanceof sdk.APIConnectionTimeoutError) return new EngineError(`${provider}: request timed out`, 'timeout');
+  if (error instanceof sdk.APIConnectionError) {
     const cause = (err.cause as { message?: string } | undefined)?.message;
     return new EngineError(`${provider}: connection failed: ${cause ?? message}`, 'connection_error');
   }
-  if (isApiError(error)) {
+  if (error instanceof sdk.APIError) {
     // An error event inside an otherwise successful stream (OpenAI `insufficient_quota`, Anthropic `overloaded_error`).
     const code = [err.code, err.type].find((c): c is string => typeof c === 'string' && c !== '') ?? 'stream_error';
     return new EngineError(`${provider}: ${message}`, code);

@@ -1,7 +1,7 @@
 import { catchError, throwError, type Observable } from 'rxjs';
 import { fromAbortable } from '../core/abortable.js';
 import type { EngineEvent } from '../core/engine.js';
-import { toEngineError } from './provider-error.js';
+import { toEngineError, type SdkErrorClasses } from './provider-error.js';
 
 /**
  * Folds one provider's stream chunks into engine events. Created per inference, so its state
@@ -19,6 +19,8 @@ export interface StreamInferenceConfig<Chunk> {
   readonly provider: string;
   /** The SDK's retry budget, quoted in HTTP error messages. */
   readonly maxRetries: number;
+  /** The SDK's error classes, from the copy its client came from (see load-sdk.ts). */
+  readonly errors: SdkErrorClasses;
   /** Starts the SDK's streaming call; the signal must reach the SDK so unsubscribing aborts the HTTP request. */
   readonly open: (signal: AbortSignal) => Promise<AsyncIterable<Chunk>>;
   readonly accumulator: () => ChunkAccumulator<Chunk>;
@@ -29,7 +31,7 @@ export interface StreamInferenceConfig<Chunk> {
  * unsubscribe, and every failure (HTTP, socket, parse, early end) surfaced as an EngineError.
  */
 export function streamInference<Chunk>(config: StreamInferenceConfig<Chunk>): Observable<EngineEvent> {
-  const { provider, maxRetries, open, accumulator } = config;
+  const { provider, maxRetries, errors, open, accumulator } = config;
   async function* run(signal: AbortSignal): AsyncGenerator<EngineEvent> {
     const stream = await open(signal);
     const state = accumulator();
@@ -38,5 +40,5 @@ export function streamInference<Chunk>(config: StreamInferenceConfig<Chunk>): Ob
     if (signal.aborted) return;
     yield* state.end();
   }
-  return fromAbortable(run).pipe(catchError((error: unknown) => throwError(() => toEngineError(provider, error, maxRetries))));
+  return fromAbortable(run).pipe(catchError((error: unknown) => throwError(() => toEngineError(provider, error, maxRetries, errors))));
 }

@@ -1,6 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Subject, type Observable } from 'rxjs';
 import type { Tool } from '../tools/define-tool.js';
@@ -38,6 +36,27 @@ export interface McpServers {
 
 const DEFAULT_START_TIMEOUT_MS = 10_000;
 
+/** The parts of the MCP SDK a connection needs. */
+interface McpSdk {
+  readonly Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
+  readonly stdio: typeof import('@modelcontextprotocol/sdk/client/stdio.js');
+  readonly http: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+}
+
+/**
+ * Imported when servers are connected, not with the package: the SDK (with ajv and its transports) is
+ * the heaviest thing a program that uses no MCP server would otherwise load (import_time, docs/library.md,
+ * A light import).
+ */
+async function loadMcpSdk(): Promise<McpSdk> {
+  const [client, stdio, http] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
+  return { Client: client.Client, stdio, http };
+}
+
 /**
  * Starts (or connects to) every server of an MCP config at once. A server that fails is reported and
  * skipped (docs/protocol.md, MCP servers file): one broken entry must not keep the service from starting. Name clashes are
@@ -47,7 +66,8 @@ const DEFAULT_START_TIMEOUT_MS = 10_000;
 export async function connectMcpServers(config: McpConfig, options: McpServersConfig = {}): Promise<McpServers> {
   const report = options.report ?? ((message: string) => console.error(message));
   const entries = Object.entries(config.mcpServers);
-  const settled = await Promise.allSettled(entries.map(([, spec]) => connectOne(spec, options)));
+  const sdk = await loadMcpSdk();
+  const settled = await Promise.allSettled(entries.map(([, spec]) => connectOne(sdk, spec, options)));
   const down$ = new Subject<McpServerDown>();
   let closing = false;
   const clients: Client[] = [];
@@ -99,11 +119,11 @@ export async function connectMcpServers(config: McpConfig, options: McpServersCo
   };
 }
 
-async function connectOne(spec: McpServerSpec, options: McpServersConfig): Promise<{ client: Client; listings: McpToolListing[] }> {
-  const client = new Client(options.clientInfo ?? { name: 'stepwise', version: '0' });
+async function connectOne(sdk: McpSdk, spec: McpServerSpec, options: McpServersConfig): Promise<{ client: Client; listings: McpToolListing[] }> {
+  const client = new sdk.Client(options.clientInfo ?? { name: 'stepwise', version: '0' });
   const timeout = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   try {
-    await client.connect(transportOf(spec), { timeout });
+    await client.connect(transportOf(sdk, spec), { timeout });
     return { client, listings: await listMcpTools(client, timeout) };
   } catch (error) {
     await client.close().catch(() => {});
@@ -111,16 +131,16 @@ async function connectOne(spec: McpServerSpec, options: McpServersConfig): Promi
   }
 }
 
-function transportOf(spec: McpServerSpec): Transport {
+function transportOf(sdk: McpSdk, spec: McpServerSpec): Transport {
   if (isHttpSpec(spec)) {
     const headers = spec.headers;
-    return new StreamableHTTPClientTransport(new URL(spec.url), headers ? { requestInit: { headers: { ...headers } } } : {});
+    return new sdk.http.StreamableHTTPClientTransport(new URL(spec.url), headers ? { requestInit: { headers: { ...headers } } } : {});
   }
-  return new StdioClientTransport({
+  return new sdk.stdio.StdioClientTransport({
     command: spec.command,
     ...(spec.args ? { args: [...spec.args] } : {}),
     // The SDK passes only a safe subset of our environment (PATH, HOME, ...) unless told more.
-    env: { ...getDefaultEnvironment(), ...spec.env },
+    env: { ...sdk.stdio.getDefaultEnvironment(), ...spec.env },
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     stderr: 'inherit',
   });

@@ -148,6 +148,12 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
   router.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  // The dashboard's URLs are relative to its page: mounted at `/agent`, the page must be `/agent/`.
+  router.get('/', (req, res, next) => {
+    const [path, query] = splitQuery(req.originalUrl);
+    if (path.endsWith('/')) return next();
+    res.redirect(301, `${path}/${query}`);
+  });
   router.use(dashboardRoutes(options.dashboardDir));
   router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools'], requireCaller(tokens));
   router.use(express.json({ limit: BODY_LIMIT }));
@@ -169,6 +175,11 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
   router.use(errorHandler(options.onError));
   return router;
 }
+
+const splitQuery = (url: string): [string, string] => {
+  const at = url.indexOf('?');
+  return at === -1 ? [url, ''] : [url.slice(0, at), url.slice(at)];
+};
 
 function errorHandler(onError: ((error: unknown) => void) | undefined) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {

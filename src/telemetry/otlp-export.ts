@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { loadOtelApi } from './otel-api.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -28,6 +28,6 @@ export async function exportTracesFromEnv(env: Env): Promise<TraceExport | undef
     resource: resourceFromAttributes({ 'service.name': env['OTEL_SERVICE_NAME'] ?? 'stepwise' }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
   });
-  trace.setGlobalTracerProvider(provider);
+  loadOtelApi().trace.setGlobalTracerProvider(provider);
   return { endpoint, shutdown: () => provider.shutdown() };
 }

@@ -1,6 +1,7 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import type { Attributes, Span, SpanKind, Tracer } from '@opentelemetry/api';
 import type { Observable, Subscription } from 'rxjs';
 import type { SequencedEvent, StepwiseEvent } from '../streams/events.js';
+import { loadOtelApi } from './otel-api.js';
 
 /** The open spans of one run: the run's own, its inference, and its tool calls and pauses by id. */
 interface RunSpans {
@@ -91,12 +92,14 @@ function startRunSpan(tracer: Tracer, event: StepwiseEvent, resumed: boolean): S
     'stepwise.turn.id': event.turn_id,
     ...(resumed ? { 'stepwise.run.resumed': true } : {}),
   };
+  const { ROOT_CONTEXT, SpanKind } = loadOtelApi();
   return tracer.startSpan('invoke_agent stepwise', { kind: SpanKind.INTERNAL, startTime: timeOf(event.at), attributes }, ROOT_CONTEXT);
 }
 
 /** A span under the run's. */
-function child(spans: OpenSpans, run: RunSpans, name: string, at: number, attributes: Attributes, kind = SpanKind.INTERNAL): Span {
-  return spans.tracer.startSpan(name, { kind, startTime: timeOf(at), attributes }, trace.setSpan(ROOT_CONTEXT, run.span));
+function child(spans: OpenSpans, run: RunSpans, name: string, at: number, attributes: Attributes, kind?: SpanKind): Span {
+  const { ROOT_CONTEXT, SpanKind: Kinds, trace } = loadOtelApi();
+  return spans.tracer.startSpan(name, { kind: kind ?? Kinds.INTERNAL, startTime: timeOf(at), attributes }, trace.setSpan(ROOT_CONTEXT, run.span));
 }
 
 /** The run's spans when they record anything. */
@@ -114,7 +117,7 @@ function inferenceStarted(spans: OpenSpans, event: EventOf<'inference-started'>)
     'gen_ai.request.model': event.model,
     ...(event.provider === undefined ? {} : { 'gen_ai.provider.name': event.provider }),
   };
-  run.inference = child(spans, run, `chat ${event.model}`, event.at, attributes, SpanKind.CLIENT);
+  run.inference = child(spans, run, `chat ${event.model}`, event.at, attributes, loadOtelApi().SpanKind.CLIENT);
 }
 
 function inferenceFinished(spans: OpenSpans, event: EventOf<'inference-finished'>): void {
@@ -202,5 +205,5 @@ const timeOf = (at: number): Date => new Date(at);
 
 function failed(span: Span | undefined, type: string, message: string): void {
   span?.setAttribute('error.type', type);
-  span?.setStatus({ code: SpanStatusCode.ERROR, message });
+  span?.setStatus({ code: loadOtelApi().SpanStatusCode.ERROR, message });
 }

@@ -1,6 +1,7 @@
-import { ProxyTracer, trace, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Observable, Subscription } from 'rxjs';
 import type { SequencedEvent } from '../streams/events.js';
+import { loadOtelApi } from './otel-api.js';
 import { traceRuns } from './run-spans.js';
 
 /** A runtime's tracing: `traceRuns` on its hub, connected once spans have somewhere to go. */
@@ -22,6 +23,7 @@ const NO_TRACING: RuntimeTracing = Object.freeze({ runStarting: () => undefined,
 export function createRuntimeTracing(events$: Observable<SequencedEvent>, tracer: Tracer | null | undefined): RuntimeTracing {
   if (tracer === null) return NO_TRACING;
   if (tracer) return connected(traceRuns(events$, tracer));
+  const { ProxyTracer, trace } = loadOtelApi();
   let subscription: Subscription | undefined;
   let stopped = false;
   return {

@@ -7,6 +7,9 @@
  * - A block that calls `describe(`, `it(` or `test(` is a test file: its tests run here, under vitest with
  *   globals (rxjs-marbles' `marbles` from 'rxjs-marbles/jest' works as in test/marbles). Any other block
  *   runs as an ES module (top-level await allowed): a throw or a rejected promise fails it.
+ * - `processes=N` after the language (```ts processes=2) marks a program that is run N times, one after another,
+ *   each time as a fresh `node` process given the same new temp dir as its first argument, and must exit 0
+ *   each time: what one process leaves in a durable store, the next finds (docs/library.md, Durable runs).
  * - ```json blocks must be valid JSON.
  * - `norun` after the language (```ts norun, ```json norun) marks a fragment that is only shown.
  * - Any other language (sh, text, none) is only shown.
@@ -14,8 +17,11 @@
  *   vitest.config.ts; `paths` for the type check), exactly as a user's import resolves to the package.
  * A block is written to test/docs/.blocks/ (git-ignored) under a name that says where it came from.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { codeBlocks, docFiles, ROOT, type CodeBlock } from './markdown-blocks.js';
@@ -35,6 +41,27 @@ function writeBlocks(blocks: readonly CodeBlock[]): WrittenBlock[] {
     writeFileSync(file, `${block.code}\nexport {};\n`);
     return { ...block, file };
   });
+}
+
+/**
+ * A `processes=N` block as its reader would run it, N times on one directory; `stepwise` resolves to the
+ * sources here too (tsx with a tsconfig whose `paths` say so), as in the blocks run in this process.
+ */
+async function runAsProcesses(block: WrittenBlock): Promise<void> {
+  const tsconfig = join(OUT, 'tsconfig.processes.json');
+  const paths = { stepwise: ['src/index.ts'], 'stepwise/testing': ['src/testing/index.ts'] };
+  writeFileSync(tsconfig, JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { baseUrl: ROOT, paths } }));
+  const dir = mkdtempSync(join(tmpdir(), 'stepwise-docs-'));
+  try {
+    for (let run = 1; run <= (block.processes ?? 1); run++) {
+      const env = { ...process.env, TSX_TSCONFIG_PATH: tsconfig };
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', block.file, dir], { cwd: ROOT, env, timeout: 30_000 }).catch((error: { stdout?: string; stderr?: string }) => {
+        throw new Error(`process ${run} of the block at ${block.where} failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+      });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Type errors of the ts blocks, as `README.md:42 (line 3): message`. */
@@ -64,7 +91,7 @@ function typeErrors(blocks: readonly WrittenBlock[]): string[] {
 }
 
 const blocks = writeBlocks(docFiles().flatMap(codeBlocks));
-const typed = blocks.filter((block) => block.lang === 'ts' && (block.kind === 'module' || block.kind === 'test'));
+const typed = blocks.filter((block) => block.lang === 'ts' && ['module', 'test', 'processes'].includes(block.kind));
 
 describe('the code blocks of README.md and docs/*.md', () => {
   it('should have runnable blocks in the README', () => {
@@ -86,6 +113,12 @@ describe('the code blocks of README.md and docs/*.md', () => {
     it(`should run the block at ${block.where}`, async () => {
       await import(pathToFileURL(block.file).href);
     }, 30_000);
+  }
+
+  for (const block of blocks.filter((candidate) => candidate.kind === 'processes')) {
+    it(`should run the block at ${block.where} as ${block.processes} processes, one after another, on one directory`, async () => {
+      await runAsProcesses(block);
+    }, 90_000);
   }
 });
 

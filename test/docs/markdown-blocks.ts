@@ -14,7 +14,7 @@ export function docFiles(): string[] {
 }
 
 /** How a block is treated, from its info string (see the convention in code-blocks.test.ts). */
-export type BlockKind = 'module' | 'test' | 'json' | 'shown';
+export type BlockKind = 'module' | 'test' | 'processes' | 'json' | 'shown';
 
 export interface CodeBlock {
   /** `README.md:42`: the document and the line of the opening fence. */
@@ -22,7 +22,12 @@ export interface CodeBlock {
   readonly lang: string;
   readonly kind: BlockKind;
   readonly code: string;
+  /** For `processes=N`: how many processes run it, one after another. */
+  readonly processes?: number;
 }
+
+/** `processes=N` in the info string: the block is a program run N times, each a fresh `node`. */
+const PROCESSES = /\bprocesses=(\d+)\b/;
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)\s*(.*)$/;
 
@@ -38,7 +43,9 @@ export function codeBlocks(file: string): CodeBlock[] {
     let j = i + 1;
     for (; j < lines.length && !(lines[j] as string).trimStart().startsWith(fence); j++) body.push((lines[j] as string).slice(indent.length));
     const code = body.join('\n');
-    blocks.push({ where: `${relative(ROOT, file)}:${i + 1}`, lang, kind: kindOf(lang, info, code), code });
+    const where = `${relative(ROOT, file)}:${i + 1}`;
+    const kind = kindOf(lang, info, code);
+    blocks.push(kind === 'processes' ? { where, lang, kind, code, processes: Number(PROCESSES.exec(info)?.[1]) } : { where, lang, kind, code });
     i = j;
   }
   return blocks;
@@ -48,5 +55,6 @@ function kindOf(lang: string, info: string, code: string): BlockKind {
   if (/\bnorun\b/.test(info)) return 'shown';
   if (lang === 'json') return 'json';
   if (lang !== 'ts' && lang !== 'js') return 'shown';
+  if (PROCESSES.test(info)) return 'processes';
   return /\b(describe|it|test)\(/.test(code) ? 'test' : 'module';
 }

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { StoreUnreadableError } from '../../core/store-errors.js';
+import { loadDriver } from './driver.js';
 import { LATEST_VERSION, STEPWISE_APPLICATION_ID } from './migrations.js';
 
 /** What the check found: a file to create, or a stepwise store at some schema version. */
@@ -28,7 +29,8 @@ export function checkStoreFile(file: string, driver: { readonly nativeBinding?: 
   checkHeader(file, size);
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { ...driver, readonly: true, fileMustExist: true, timeout: 0 });
+    const Driver = loadDriver();
+    db = new Driver(file, { ...driver, readonly: true, fileMustExist: true, timeout: 0 });
     const version = db.pragma('user_version', { simple: true }) as number;
     const applicationId = db.pragma('application_id', { simple: true }) as number;
     const tables = (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n;

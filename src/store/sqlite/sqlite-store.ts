@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { throwError, type Observable } from 'rxjs';
 import { type FrameEvent, type FramePage, type Store, type StoredFrame, type StoreRetentionConfig } from '../../core/store.js';
 import { StoreClosedError, StoreError, StoreLockedError, StoreSequenceError, StoreUnreadableError } from '../../core/store-errors.js';
@@ -8,6 +8,7 @@ import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
 import { createWriteQueue } from '../write-queue.js';
 import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.js';
+import { loadDriver } from './driver.js';
 import { createLockFile } from './lock-file.js';
 import { migrate } from './migrations.js';
 import { createStoreReads } from './reads.js';
@@ -199,7 +200,7 @@ interface DriverOptions {
  */
 function checkDriver(driver: DriverOptions): void {
   try {
-    new Database(':memory:', driver).close();
+    new (loadDriver())(':memory:', driver).close();
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new StoreError(
@@ -220,7 +221,8 @@ function openExclusive(
   locked: () => StoreLockedError,
 ): Database.Database {
   // timeout 0: a second process is told at once instead of waiting on the holder's lock.
-  const db = new Database(file, { ...driver, timeout: 0 });
+  const Driver = loadDriver();
+  const db = new Driver(file, { ...driver, timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     // Takes effect only when the file is created. Frame chunks are a few KB: 8 KB pages hold them

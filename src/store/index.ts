@@ -1,0 +1,80 @@
+/**
+ * The store adapters as a program makes them for `createStepwise({ store })` (docs/library.md, Durable runs),
+ * with the defaults `stepwise serve --store KIND` uses (./open-store.ts). The adapters' own factories stay
+ * as the CLI and tests call them; these are the package's names and options for them.
+ *
+ * None of them costs the import: better-sqlite3 loads when a SQLite store is opened and ioredis when a
+ * Redis store is (import_time, docs/library.md, A light import).
+ */
+import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
+import { createMemoryStore as createMemoryAdapter } from './memory.js';
+import { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION } from './open-store.js';
+import { asServiceStore } from '../cluster/index.js';
+import { REDIS_STORE_DEFAULTS } from './redis/index.js';
+import { createRedisStore as createRedisAdapter, type RedisStore, type RedisStoreConfig } from './redis/redis-store.js';
+import { createSqliteStore as createSqliteAdapter, type SqliteStoreConfig } from './sqlite/sqlite-store.js';
+
+export type MemoryStoreOptions = StoreRetentionConfig;
+
+/**
+ * A store that keeps everything in this process: nothing survives it, and `recover()` finds nothing.
+ * `maxFramesPerConversation` defaults to 1000, as `serve --store memory`, so a long-lived program's
+ * memory does not grow with every frame of every conversation.
+ */
+export function createMemoryStore<E extends FrameEvent = FrameEvent>(options: MemoryStoreOptions = {}): Store<E> {
+  return createMemoryAdapter<E>({ maxFramesPerConversation: DEFAULT_MEMORY_FRAMES_PER_CONVERSATION, ...definedOnly(options) });
+}
+
+export interface SqliteStoreOptions extends Omit<SqliteStoreConfig, 'dataDir'> {
+  /**
+   * The store's directory, created when missing: it holds `stepwise.db` and the lock file naming the
+   * process that has it open. The same as `stepwise serve --data-dir`. Required.
+   */
+  readonly path: string;
+}
+
+/**
+ * A durable store in a SQLite file (docs/protocol.md, Durability): a committed write survives `kill -9`, and
+ * the next process's `recover()` brings back every conversation and paused run. One process per
+ * directory: throws `StoreLockedError` while another holds it, `StoreUnreadableError` when the file is
+ * not a stepwise store. Close it (`await store.close()`) after `dispose()` or `suspend()`.
+ */
+export function createSqliteStore<E extends FrameEvent = FrameEvent>(options: SqliteStoreOptions): Store<E> {
+  if (typeof options?.path !== 'string' || options.path === '') {
+    throw new TypeError('createSqliteStore: path must be a non-empty path (the store\'s directory)');
+  }
+  const { path, ...rest } = options;
+  return createSqliteAdapter<E>({ ...rest, dataDir: path });
+}
+
+export interface RedisStoreOptions extends RedisStoreConfig {
+  /**
+   * How long an instance of the service lives without renewing its heartbeat, ms (`serve --lease-ms`):
+   * after that its runs are taken over by another instance. Default 5000.
+   */
+  readonly leaseMs?: number;
+  /** Where takeovers and lost runs are told. Default: nowhere. */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * A durable store on Redis, shared by every instance of a service (docs/protocol.md, Several instances).
+ * It connects in the background: an unreachable Redis makes the first read (`recover()`) fail with
+ * `StoreUnavailableError`. `url` defaults to `redis://127.0.0.1:6379`, `keyPrefix` to `stepwise:`.
+ * A runtime made on it (`createStepwise({ store })`) joins the service: its runs are owned, fenced and
+ * taken over as `stepwise serve --store redis`'s are.
+ */
+export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> {
+  const { leaseMs, log, ...config } = options;
+  const store = createRedisAdapter<E>(config);
+  return asServiceStore(store, {
+    redisUrl: config.url ?? REDIS_STORE_DEFAULTS.url,
+    ...(leaseMs === undefined ? {} : { leaseMs }),
+    ...(log === undefined ? {} : { log }),
+  });
+}
+
+/** An option given as `undefined` means "the default", as everywhere else in the package. */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
