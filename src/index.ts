@@ -100,6 +100,11 @@ export {
   StoreUnreadableError,
   type StoreErrorCode,
 } from './core/store-errors.js';
+export { createStepwiseServer, type AttachOptions, type StepwiseServer, type StepwiseServerOptions } from './server/stepwise-server.js';
+export type { Profile } from './server/profiles.js';
+export type { TokenTable } from './server/auth.js';
+export type { ConversationDirectory, ConversationSummary, ConversationView, ListedPause } from './core/directory.js';
+export type { CommandHandler, CommandPort, CommandReply, CommandRequest } from './core/commands.js';
 export type { BoundaryHook } from './operators/tool-loop.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
 export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';

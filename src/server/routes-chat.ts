@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
+import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
 import { RunInProgressError, type Session } from '../sessions/session.js';
 import { callerFrom, type Caller } from './auth.js';
@@ -34,7 +35,7 @@ export const cancelRun: StepCommand = async (context, caller, body) => {
 
 /** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (docs/protocol.md, Profiles file). */
 export function chatRoutes(context: ServerContext): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   router.post('/chat', (req, res) => startChat(context, req, res));
   router.post('/chat/cancel', commandRoute(context, '/chat/cancel', convIdOfBody));
   // After /chat/cancel, which keeps its meaning: no profile may be called `cancel`.

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
 import { callerFrom, mayAccess } from './auth.js';
 import { committedOnly } from './commands.js';
@@ -23,7 +24,7 @@ const hydrateQuery = z.object({
 
 /** `GET /conversations`, `GET /conversations/:conv_id` and `GET /hydrate`. */
 export function conversationRoutes(context: ServerContext): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   router.get('/conversations', async (_req, res) => {
     const caller = callerFrom(res);
     const listed = await context.directory.list();

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
 import type { Session } from '../sessions/session.js';
 import type { ContinueCommand } from '../streams/step-commands.js';
@@ -34,7 +35,7 @@ const pausesQuery = z.object({ conv_id: convIdSchema.optional() });
 
 /** Step control over HTTP: `/debug/step/enable|disable`, `/debug/continue`, `/debug/pauses`. */
 export function debugRoutes(context: ServerContext): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   router.use('/debug', (_req, _res, next) => {
     assertDebug(context);
     next();

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from './server-deps.js';
 import type { Store } from '../core/store.js';
 import { callerFrom } from './auth.js';
 import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
@@ -9,7 +10,7 @@ import { parseOr400 } from './errors.js';
  * first, from the store.
  */
 export function decisionRoutes(context: ServerContext, store: Store): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   router.get('/conversations/:conv_id/decisions', async (req, res, next) => {
     try {
       const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
 import { ForkError } from '../sessions/fork.js';
 import { callerFrom } from './auth.js';
@@ -28,7 +29,7 @@ const STATUS: Readonly<Record<ForkError['code'], number>> = Object.freeze({
  * forked_from, pause_id?}`.
  */
 export function forkRoutes(context: ServerContext): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   router.post('/conversations/:conv_id/fork', async (req, res, next) => {
     try {
       const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');

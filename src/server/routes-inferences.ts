@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
 import { callerFrom } from './auth.js';
 import { convIdSchema, ownedSession, type ServerContext } from './context.js';
@@ -18,7 +19,7 @@ const messageIdSchema = z
  * exactly as the engine received it (inference-log.ts says why it is a bounded record).
  */
 export function inferenceRoutes(context: ServerContext, log: InferenceLog): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   router.get('/conversations/:conv_id/inferences', (req, res) => {
     const conv_id = parseOr400(convIdSchema, req.params['conv_id'], 'conv_id');
     ownedSession(context, callerFrom(res), conv_id);

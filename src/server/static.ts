@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express, { type Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from './server-deps.js';
 
 const moduleDir = dirname(fileURLToPath(import.meta.url));
 
@@ -22,6 +23,7 @@ const PLACEHOLDER = `<!doctype html>
 
 /** `GET /` and the dashboard's static files; no auth (the page asks for a token itself). */
 export function dashboardRoutes(dir = findDashboardDir()): Router {
+  const express = loadExpress();
   const router = express.Router();
   if (dir) router.use(express.static(dir, { index: 'index.html', fallthrough: true }));
   // Reached only while the folder has no index.html.

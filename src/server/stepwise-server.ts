@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { WebSocketServer } from 'ws';
+import type { NextFunction, Request, Response, Router } from 'express';
+import { loadExpress, loadWs } from './server-deps.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { Store } from '../core/store.js';
 import { StoreError } from '../core/store-errors.js';
@@ -116,7 +116,7 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
   const tokens: TokenTable = options.tokens ?? new Map();
   const router = buildRouter(context, tokens, options);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
+  const wss = new (loadWs().WebSocketServer)({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
   const forwarder = createWsForwarder(stepwise, encoder, {
     ...(options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes }),
     ...(options.maxClientMessagesPerSecond === undefined ? {} : { maxMessagesPerSecond: options.maxClientMessagesPerSecond }),
@@ -144,6 +144,7 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
 }
 
 function buildRouter(context: ServerContext, tokens: TokenTable, options: StepwiseServerOptions): Router {
+  const express = loadExpress();
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
     res.json({ ok: true });

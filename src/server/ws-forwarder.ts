@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { fromEvent, takeUntil } from 'rxjs';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { Session } from '../sessions/session.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { FrameEncoder } from './frame-encoder.js';
@@ -84,10 +84,10 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       const waiting: Batch[] = (held = []);
       // Older than the hub's buffer (after a restart, or trimmed): the store has them.
       const fromStore = async (): Promise<void> => {
-        for (let full = true; full && ws.readyState === WebSocket.OPEN; ) {
+        for (let full = true; full && ws.readyState === ws.OPEN; ) {
           const { frames: page } = await frames.read(convId, sent, STORE_PAGE);
           await encoder.prepare(convId, page);
-          if (ws.readyState !== WebSocket.OPEN) return;
+          if (ws.readyState !== ws.OPEN) return;
           sendBefore(page);
           outbox.allowBacklog();
           full = page.length === STORE_PAGE;

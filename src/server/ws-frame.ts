@@ -1,4 +1,4 @@
-import { Sender } from 'ws';
+import { loadWs } from './server-deps.js';
 
 declare module 'ws' {
   /** `ws`'s frame encoder (lib/sender.js): exported by the package, not declared by @types/ws. */
@@ -37,6 +37,7 @@ export interface FrameHeaders {
 
 export function createFrameHeaders(): FrameHeaders {
   const byLength: (Buffer | undefined)[] = [];
+  const { Sender } = loadWs();
   return {
     headerOf: (payload) => {
       const [header] = Sender.frame(payload, SERVER_TEXT) as [Buffer];

@@ -1,4 +1,4 @@
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { isPing } from './ws-control.js';
 
 export interface InboxConfig {
@@ -37,7 +37,7 @@ export function createInboxFactory(config: InboxConfig = {}): Inbox {
     let count = 0;
     // Once closing, nothing it still sends is read: its close frame is all the server waits for.
     const isAllowed = (): boolean => {
-      if (ws.readyState !== WebSocket.OPEN) return false;
+      if (ws.readyState !== ws.OPEN) return false;
       const at = Date.now();
       if (at - windowStart >= 1000) {
         windowStart = at;

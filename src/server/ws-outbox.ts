@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 
 export interface OutboxConfig {
   /** Bytes a client may have waiting in its socket before it is closed with 1013. Default 8 MiB. */
@@ -35,7 +35,7 @@ export function createOutboxFactory(config: OutboxConfig = {}): OutboxFactory {
     // What the kernel did not take yet, checked before each write: a reader that keeps up drains it
     // between turns, and a turn's own frames (one write) never count against it.
     const isKeepingUp = (): boolean => {
-      if (ws.readyState !== WebSocket.OPEN) return false;
+      if (ws.readyState !== ws.OPEN) return false;
       if (ws.bufferedAmount <= maxBufferedBytes + allowance) return true;
       // Never wait for a slow reader: the run and the other clients go on.
       ws.close(CLOSE_TRY_AGAIN_LATER, 'client too slow; reconnect with since_seq');

@@ -52,7 +52,9 @@ describe('importing the built package', () => {
     expect(loaded.filter((name) => ['@anthropic-ai/sdk', 'ioredis', 'express', 'ws'].includes(name))).toEqual([]);
   });
 
-  it('should see the server packages where the server is imported (the probe can see what it looks for)', async () => {
-    expect(await packagesLoaded('server/app.js')).toEqual(expect.arrayContaining(['express', 'ws']));
+  it('should load express and ws when a server is built, and not the adapters it does not use', async () => {
+    const loaded = await packagesLoaded('index.js', ['server']);
+    expect(loaded).toEqual(expect.arrayContaining(['express', 'ws']));
+    expect(loaded.filter((name) => ['better-sqlite3', 'ioredis', 'openai', '@anthropic-ai/sdk'].includes(name))).toEqual([]);
   });
 });

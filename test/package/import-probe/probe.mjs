@@ -16,6 +16,11 @@ const USES = {
   },
   openai: (pkg) => pkg.createOpenAIChatEngine({ apiKey: 'not-used' }),
   mcp: (pkg) => pkg.connectMcpServers({ mcpServers: {} }, { report: () => undefined }),
+  server: async (pkg) => {
+    const stepwise = pkg.createStepwise({ engine: pkg.createScriptedEngine({ responses: [] }) });
+    await pkg.createStepwiseServer(stepwise).close();
+    stepwise.dispose();
+  },
 };
 
 const { port1, port2 } = new MessageChannel();
