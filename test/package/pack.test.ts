@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startProcess, type StartedProcess } from '../helpers/server-cli.js';
+import { post } from '../helpers/server-harness.js';
+import { SemClient } from '../helpers/server-ws-client.js';
+import { errorsOf, launchBrowser, newPage, openPause } from '../dashboard/helpers/browser.js';
 
 /**
  * The package as a user gets it: `npm pack` in a copy of this project (its `prepack` and `prepare`
@@ -85,7 +88,7 @@ describe('the npm package', () => {
     cpSync(FIXTURES, consumer, { recursive: true });
     const installed = await run(
       'npm',
-      ['install', tarball, 'typescript@5.9', '@types/node@20', '--no-audit', '--no-fund', '--prefer-offline'],
+      ['install', tarball, 'typescript@5.9', '@types/node@20', '@types/express@5', '--no-audit', '--no-fund', '--prefer-offline'],
       consumer,
     );
     expectSuccess(installed, 'npm install');
@@ -94,7 +97,8 @@ describe('the npm package', () => {
     // version's native build from this repo's install instead of compiling it a second time.
     cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(consumer, 'node_modules/better-sqlite3/build'), { recursive: true });
     expectSuccess(await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.'], consumer), 'tsc (strict, the published types)');
-    const programs = readdirSync(join(consumer, 'out')).filter((file) => file.endsWith('.js'));
+    // mounted.js is a server, run by the test below.
+    const programs = readdirSync(join(consumer, 'out')).filter((file) => file.endsWith('.js') && file !== 'mounted.js');
     expect(programs).toEqual(expect.arrayContaining(['stepping.js', 'marbles.js']));
     for (const program of programs) {
       const ran = await run(process.execPath, [join('out', program)], consumer);
@@ -119,4 +123,44 @@ describe('the npm package', () => {
     expect(page).toContain('app.js');
     expect(await server.stop()).toBe(0);
   }, 60_000);
+
+  it('should mount stepwise under /agent in an app of its own: its route, the socket, a stepped run kept on SQLite across kill -9, the dashboard', async () => {
+    const data = join(work, 'consumer-data');
+    const first = await startProcess(process.execPath, ['out/mounted.js', data], { cwd: consumer });
+    started.push(first);
+    expect(await (await fetch(`${first.base}/mine`)).json()).toEqual({ app: 'the consumer' });
+    expect(await (await fetch(`${first.base}/agent/healthz`)).json()).toEqual({ ok: true });
+    const client = await SemClient.connect(`${first.wsBase}/agent/ws?conv_id=pkg`);
+    expect(client.hello.type).toBe('ws.hello');
+    expect((await post(first.base, '/agent/chat', { prompt: 'Add 2 and 3', conv_id: 'pkg', overrides: { step_mode: true } })).status).toBe(200);
+    const pause = await client.waitFor((frame) => frame.type === 'debugger.pause');
+    expect(client.sequenced.map((frame) => frame.type)).toEqual(expect.arrayContaining(['run.start', 'llm.final', 'debugger.pause']));
+    await client.close();
+    // The pause reached a client, so it is committed: it outlives the process.
+    expect(await first.stop('SIGKILL')).toBe(null);
+
+    const second = await startProcess(process.execPath, ['out/mounted.js', data], { cwd: consumer });
+    started.push(second);
+    expect(second.stdout()).toContain('recovered 1 pause(s)');
+    const listed = (await (await fetch(`${second.base}/agent/debug/pauses`)).json()) as { pauses: { pause_id: string }[] };
+    expect(listed.pauses.map((each) => each.pause_id)).toEqual([pause.pause_id]);
+
+    const browser = await launchBrowser();
+    try {
+      const page = await newPage(browser);
+      await page.goto(`${second.base}/agent/#/c/pkg`);
+      await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
+      for (const phase of ['after_inference', 'after_tools']) {
+        const card = openPause(page, phase);
+        await card.waitFor();
+        await card.getByTestId('pause-continue').click();
+      }
+      const answer = page.locator('[data-testid="assistant-text"][data-state="final"] [data-testid="assistant-body"]').last();
+      await expect.poll(() => answer.textContent()).toBe('The sum is 5.');
+      expect(errorsOf(page)).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+    expect(await second.stop()).toBe(0);
+  }, 120_000);
 });
