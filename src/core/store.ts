@@ -254,6 +254,17 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   /** Checkpoints of unfinished runs, of one conversation or of all. */
   checkpoints(convId?: string): Promise<RunCheckpoint[]>;
   engineState(convId: string): Promise<JsonValue | undefined>;
+  /**
+   * The conversation's last seq, read at once: a store whose reads are synchronous (SQLite) offers it,
+   * so a session opened again under a closed conversation's id goes on from the stored log without the
+   * runtime remembering every closed conversation's seq. Absent: the runtime remembers it.
+   */
+  readonly lastSeqNow?: (convId: string) => number;
+  /**
+   * The conversation's session closed here: what the store holds of it in memory to write it faster
+   * (its last seq, its turns' last writes) may go; what is stored stays. Optional.
+   */
+  readonly closed?: (convId: string) => void;
 
   /** Commits what is queued, then releases the store (its lock). Idempotent; writes after it throw `StoreClosedError`. */
   close(): Promise<void>;

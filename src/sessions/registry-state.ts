@@ -95,9 +95,13 @@ export function closeSession(state: RegistryState, convId: string): boolean {
   hub.forget(convId);
   frames.forget(convId);
   // A durable store keeps the conversation's log, which a session opened again under this id goes
-  // on from (seq is never reused); a memory store drops it with the session, as the hub does.
-  if (store.durable) hub.seed(convId, lastSeq);
-  else store.deleteConversation(convId);
+  // on from (seq is never reused): read from the store then when it can say at once, else remembered
+  // here. A memory store drops it with the session, as the hub does.
+  if (!store.durable) store.deleteConversation(convId);
+  else {
+    if (!store.lastSeqNow) hub.seed(convId, lastSeq);
+    store.closed?.(convId);
+  }
   loop.engine.forget?.(convId);
   return true;
 }

@@ -111,7 +111,12 @@ function openSession(state: RegistryState, { conv_id, owner, forked_from, ...cho
   // adopted again, never created anew over the stored conversation of another instance.
   const adopted = conv_id === undefined ? undefined : state.adoptions.recent(conv_id);
   if (adopted) return adoptConversation(state, adopted);
-  const { loop, writer, controller } = state.ports;
+  const { loop, writer, controller, store, hub } = state.ports;
+  // A conversation closed here before goes on from its stored log (see `closeSession`).
+  if (conv_id !== undefined && store.durable && hub.lastSeq(conv_id) === 0) {
+    const stored = store.lastSeqNow?.(conv_id) ?? 0;
+    if (stored > 0) hub.seed(conv_id, stored);
+  }
   const identity = {
     conv_id: conv_id ?? loop.ids.next('conv'),
     session_id: loop.ids.next('sess'),

@@ -251,6 +251,8 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
     // `W` is the caller's word for what it appended (WireFrame: frames with their text).
     frames: (convId, query = {}) => read(() => reads.frames(convId, query) as Promise<FramePage<E, W>>),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
+    // A missing entry only means the append script checks the seq alone (see `lastSeqs`).
+    closed: (convId) => void lastSeqs.delete(convId),
     pauses: (convId) => read(() => reads.pauses(convId)),
     pause: (pauseId) => read(() => reads.pause(pauseId)),
     convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId)),

@@ -172,6 +172,17 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
     // `W` is the caller's word for what it appended (WireFrame: frames with their text).
     frames: (convId, query = {}) => read(() => reads.frames(convId, query) as FramePage<E, W>),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
+    lastSeqNow: (convId) => {
+      if (closed) throw new StoreClosedError('sqlite');
+      return lastSeqOf(convId);
+    },
+    closed: (convId) => {
+      if (closed) return;
+      // What is queued of it is committed first: its last seq is then the one stored.
+      queue.commitNow();
+      lastSeqs.delete(convId);
+      write.forget(convId);
+    },
     pauses: (convId) => read(() => reads.pauses(convId)),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),

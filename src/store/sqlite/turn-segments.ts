@@ -31,6 +31,8 @@ export interface TurnWriter {
   committed(): void;
   /** The batch rolled back, or rows went away under it: every turn is written whole next time. */
   forget(): void;
+  /** The conversation's session closed: its turns are written whole if it ever runs again. */
+  forgetConversation(convId: string): void;
 }
 
 /** `jsonOf`: the JSON of a list of blocks (the batch writer's, which serialises a turn's array once). */
@@ -80,6 +82,10 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
     forget: () => {
       staged.clear();
       remembered.clear();
+    },
+    forgetConversation: (convId) => {
+      const prefix = `${convId}\u0000`;
+      for (const key of remembered.keys()) if (key.startsWith(prefix)) remembered.delete(key);
     },
   };
 }

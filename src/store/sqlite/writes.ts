@@ -7,7 +7,12 @@ import { encodeChunk, joinTexts } from './frame-chunks.js';
 import { createTurnWriter } from './turn-segments.js';
 
 /** Applies a batch of writes in one transaction, with statements prepared once. */
-export type BatchWriter = (ops: readonly WriteOp[]) => void;
+export interface BatchWriter {
+  /** Writes one batch in one transaction. */
+  (ops: readonly WriteOp[]): void;
+  /** Drops what is remembered of a conversation's turns to write them faster (its session closed). */
+  forget(convId: string): void;
+}
 
 export function createBatchWriter(db: Database, retention: Retention): BatchWriter {
   const prepare = (sql: string): Statement => db.prepare(sql);
@@ -137,7 +142,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
     }
     if (frames.length > 0) writeFrames(frames);
   });
-  return (ops) => {
+  const write = (ops: readonly WriteOp[]): void => {
     try {
       transaction(ops);
       turns.committed();
@@ -148,6 +153,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
       blocksJson.clear();
     }
   };
+  return Object.assign(write, { forget: (convId: string) => turns.forgetConversation(convId) });
 }
 
 /** The frames of one conversation in a batch, as their texts or as their events. */
