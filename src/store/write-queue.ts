@@ -47,6 +47,8 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
 
   const settle = (batch: Batch<Op>, error?: unknown): void => {
     batch.settled = true;
+    // Nothing waits on a settled batch: its ops (a tick's frames and turns) need not outlive it.
+    if (latest === batch) latest = undefined;
     if (!batch.done) return;
     if (error === undefined) batch.done.complete();
     else batch.done.error(error);
