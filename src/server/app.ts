@@ -16,6 +16,7 @@ import { createInferenceLog, type InferenceLogConfig } from './inference-log.js'
 import { inferenceRoutes } from './routes-inferences.js';
 import { toolRoutes, type ToolSource } from './routes-tools.js';
 import { agUiRoutes } from './ag-ui/routes-ag-ui.js';
+import { aiSdkRoutes } from './ai-sdk/routes-ai-sdk.js';
 import type { Store } from '../core/store.js';
 import { joinCluster, type ClusterConfig, type ClusterRuntime } from '../cluster/index.js';
 import { createProfileTable, type Profile } from './profiles.js';
@@ -96,6 +97,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/healthz', 'GET'],
   ['/ag-ui', 'POST'],
   ['/ag-ui/:profile', 'POST'],
+  ['/ai-sdk/chat', 'POST'],
 ];
 
 /** Builds the express app and the WebSocket server on one http server; reads no env, never listens. */
@@ -122,7 +124,7 @@ export function createServer(options: ServerOptions): StepwiseServer {
   const context: ServerContext = { stepwise, encoder, debug: options.debug ?? false, profiles, commands, directory };
   const tokens: TokenTable = options.tokens ?? new Map();
   const http = createHttpServer();
-  const extra = [inferenceRoutes(context, inferences), toolRoutes(context, options.toolSources ?? new Map()), agUiRoutes(context)];
+  const extra = [inferenceRoutes(context, inferences), toolRoutes(context, options.toolSources ?? new Map()), agUiRoutes(context), aiSdkRoutes(context)];
   const app = buildApp(context, tokens, options, extra);
   http.on('request', app);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
@@ -170,7 +172,7 @@ function buildApp(context: ServerContext, tokens: TokenTable, options: ServerOpt
     res.json({ ok: true });
   });
   app.use(dashboardRoutes(options.dashboardDir));
-  app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/ag-ui'], requireCaller(tokens));
+  app.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
   app.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   app.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));

@@ -89,6 +89,20 @@ describe('fuzzing the wire', () => {
     );
   });
 
+  it('should answer any useChat-like body with a JSON error or a UI message stream', async () => {
+    const part = fc.oneof(fc.record({ type: fc.constantFrom('text', 'tool-add', 'reasoning', 'x'), text: fc.jsonValue(), toolCallId: fc.string(), state: fc.constantFrom('approval-responded', 'input-available'), approval: fc.jsonValue() }, { requiredKeys: [] }), fc.jsonValue());
+    const message = fc.oneof(fc.record({ id: fc.string(), role: fc.constantFrom('user', 'assistant', 'system', 'x'), parts: fc.oneof(fc.array(part, { maxLength: 3 }), fc.jsonValue()) }, { requiredKeys: [] }), fc.jsonValue());
+    const body = fc.record({ id: fc.oneof(fc.constantFrom('victim', 'fuzz-ai'), fc.string(), fc.jsonValue()), messages: fc.oneof(fc.array(message, { maxLength: 3 }), fc.jsonValue()), stepwise: fc.jsonValue(), trigger: fc.jsonValue() }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(body, fc.jsonValue(), fc.constantFrom('', '{', 'null')), async (value) => {
+        const reply = await request(t.base, 'POST', '/ai-sdk/chat', typeof value === 'string' ? value : JSON.stringify(value));
+        if (reply.status !== 200) return expectWellFormed(reply);
+        expect(reply.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('should answer any query string or path with JSON and never a 5xx', async () => {
     const query = fc.array(fc.tuple(fc.constantFrom('conv_id', 'since_seq', 'limit', 'x'), fc.oneof(fc.string(), fc.integer().map(String), fc.constant('victim'))), { maxLength: 4 });
     await fc.assert(
