@@ -10,7 +10,7 @@ import { convIdSchema } from '../context.js';
 import { invalidRequest, parseOr400 } from '../errors.js';
 import { startRun } from '../routes-chat.js';
 import { startedRun$ } from '../run-view/run-segment.js';
-import { decide, openOwned, parametersOf, pauseState } from '../run-view/view-decisions.js';
+import { decide, openOwned, parametersOf, pendingPause, ViewRefusal } from '../run-view/view-decisions.js';
 import { decisionOf, interruptsOf, InvalidResume, pauseIdOf } from './ag-ui-interrupts.js';
 import { toAgUiEvents } from './ag-ui-events.js';
 import { streamSse } from './sse-response.js';
@@ -64,7 +64,10 @@ async function agUiRun(context: ServerContext, caller: Caller, input: RunAgentIn
     await openOwned(context, caller, convId);
     const resumed$ = defer(() => resumeRun(context, caller, convId, input)).pipe(
       mergeMap((segment$) => segment$.pipe(toAgUiEvents(mapping))),
-      catchError((error: unknown) => of(error instanceof InvalidResume || error instanceof RefusedResume ? runError(error.code, error.message) : failed())),
+      catchError((error: unknown) => {
+        if (error instanceof InvalidResume) return of(runError(error.code, error.message));
+        return of(error instanceof ViewRefusal ? runError(refusalCode(error), error.message) : failed());
+      }),
     );
     return concat(of(started), resumed$);
   }
@@ -82,20 +85,14 @@ async function agUiRun(context: ServerContext, caller: Caller, input: RunAgentIn
  */
 async function resumeRun(context: ServerContext, caller: Caller, convId: string, input: RunAgentInput): Promise<Observable<StepwiseEvent>> {
   const resume = input.resume ?? [];
-  const pauseId = pauseIdOf(resume) ?? '';
-  const found = await pauseState(context, convId, pauseId);
-  if (found.state === 'unknown') throw new InvalidResume(`no pause "${pauseId}" in thread ${convId}`);
-  if (found.state === 'resolved' || found.pause.deadline_ms <= Date.now()) {
-    const how = found.state === 'resolved' ? (found.reason ?? 'resolved') : 'expired';
-    throw new RefusedResume('pause_resolved', `pause ${pauseId} was already resolved (${how}); nothing was changed`);
-  }
-  const decision = decisionOf(found.pause, resume, (name) => parametersOf(context, name));
-  const outcome = await decide(context, caller, found.pause, decision);
-  if ('events$' in outcome) return outcome.events$;
-  const { code, message } = outcome.refused;
-  // The owner's codes as AG-UI knows them: a refused argument is a resume that fails its schema.
-  const agUiCode = code === 'invalid_arguments' || code === 'invalid_action' ? 'invalid_resume' : code === 'unknown_pause' ? 'pause_resolved' : code;
-  throw new RefusedResume(agUiCode, message);
+  const pause = await pendingPause(context, convId, pauseIdOf(resume) ?? '');
+  return decide(context, caller, pause, decisionOf(pause, resume, (name) => parametersOf(context, name)));
+}
+
+/** A refusal as AG-UI's `RUN_ERROR` codes name it: a refused argument is a resume that fails its schema. */
+function refusalCode({ code }: ViewRefusal): string {
+  if (code === 'invalid_arguments' || code === 'invalid_action') return 'invalid_resume';
+  return code === 'unknown_pause' ? 'pause_resolved' : code;
 }
 
 /** The prompt: the text of the last user message (the conversation's history stays on the server). */
@@ -104,17 +101,6 @@ function lastUserText(input: RunAgentInput): string {
   const text = last && 'content' in last ? contentToText(last.content as Parameters<typeof contentToText>[0]).trim() : '';
   if (text === '') throw invalidRequest([{ field: 'messages', message: 'a run needs a user message with text (or resume entries)' }]);
   return text;
-}
-
-/** A resume the run's owner (or the pause's state) refused: its code, as AG-UI's `RUN_ERROR` carries it. */
-class RefusedResume extends Error {
-  override readonly name = 'RefusedResume';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const runError = (code: string, message: string): AGUIEvent => ({ type: EventType.RUN_ERROR, code, message });

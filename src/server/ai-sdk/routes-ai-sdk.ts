@@ -8,7 +8,7 @@ import { convIdSchema, type ServerContext } from '../context.js';
 import { HttpError, invalidRequest, parseOr400 } from '../errors.js';
 import { startRun } from '../routes-chat.js';
 import { startedRun$ } from '../run-view/run-segment.js';
-import { decide, openOwned, pauseState, type ViewDecision } from '../run-view/view-decisions.js';
+import { decide, openOwned, pendingPause, ViewRefusal, type ViewDecision } from '../run-view/view-decisions.js';
 import { toUiChunks } from './ui-chunks.js';
 
 /** The `useChat` request body (`DefaultChatTransport`), with stepwise's one addition (docs/ai-sdk.md, The request). */
@@ -85,22 +85,17 @@ function approvalsOf(message: UIMessage): Approval[] {
  */
 async function approvedRun(context: ServerContext, caller: Caller, convId: string, approvals: readonly Approval[]): Promise<Observable<UIMessageChunk>> {
   await openOwned(context, caller, convId);
-  const pauseId = approvals[0]?.approvalId.split(':')[0] ?? '';
-  const found = await pauseState(context, convId, pauseId);
-  if (found.state === 'unknown') throw invalidResume(`no pause "${pauseId}" in conversation ${convId}`);
-  if (found.state === 'resolved' || found.pause.deadline_ms <= Date.now()) {
-    const how = found.state === 'resolved' ? (found.reason ?? 'resolved') : 'expired';
-    throw new HttpError(409, 'pause_resolved', `pause ${pauseId} was already resolved (${how}); nothing was changed`);
+  try {
+    const pause = await pendingPause(context, convId, approvals[0]?.approvalId.split(':')[0] ?? '');
+    const decision = decisionOf(pause, approvals);
+    const events$ = await decide(context, caller, pause, decision);
+    const denied = new Set(decision.action === 'deny' ? decision.tool_call_ids : []);
+    // `start` names no message: the client goes on with the assistant message the approvals are in.
+    return events$.pipe(toUiChunks({ denied }));
+  } catch (error) {
+    if (!(error instanceof ViewRefusal)) throw error;
+    throw new HttpError(error.status, error.code, error.message, undefined, undefined, error.retry_after_s);
   }
-  const decision = decisionOf(found.pause, approvals);
-  const outcome = await decide(context, caller, found.pause, decision);
-  if ('refused' in outcome) {
-    const { status, code, message, retry_after_s } = outcome.refused;
-    throw new HttpError(status, code, message, undefined, undefined, retry_after_s);
-  }
-  const denied = new Set(decision.action === 'deny' ? decision.tool_call_ids : []);
-  // `start` names no message: the client goes on with the assistant message the approvals are in.
-  return outcome.events$.pipe(toUiChunks({ denied }));
 }
 
 function decisionOf(pause: PauseInfo, approvals: readonly Approval[]): ViewDecision {

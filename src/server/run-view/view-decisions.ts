@@ -31,6 +31,34 @@ export async function pauseState(context: ServerContext, convId: string, pauseId
   return (await context.commands.convOfPause(pauseId)) === convId ? { state: 'resolved' } : { state: 'unknown' };
 }
 
+/** Why a view's answer is no decision: a status and code as `/debug/continue` would answer, and nothing changed. */
+export class ViewRefusal extends Error {
+  override readonly name = 'ViewRefusal';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retry_after_s?: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The pending pause a view's answer names, or a `ViewRefusal`: 400 `invalid_resume` for a pause the
+ * conversation never had, 409 `pause_resolved` for one resolved already or past its deadline (its
+ * timeout action decides it any moment).
+ */
+export async function pendingPause(context: ServerContext, convId: string, pauseId: string): Promise<PauseInfo> {
+  const found = await pauseState(context, convId, pauseId);
+  if (found.state === 'unknown') throw new ViewRefusal(400, 'invalid_resume', `no pause "${pauseId}" in conversation ${convId}`);
+  if (found.state === 'resolved' || found.pause.deadline_ms <= Date.now()) {
+    const how = found.state === 'resolved' ? (found.reason ?? 'resolved') : 'expired';
+    throw new ViewRefusal(409, 'pause_resolved', `pause ${pauseId} was already resolved (${how}); nothing was changed`);
+  }
+  return found.pause;
+}
+
 /** A decision a view took, in the body `POST /debug/continue` takes (docs/protocol.md, Decisions). */
 export interface ViewDecision {
   readonly action: 'continue' | 'deny' | 'edit';
@@ -40,26 +68,13 @@ export interface ViewDecision {
   readonly results?: Readonly<Record<string, unknown>>;
 }
 
-/** A decision refused by the run's owner: its code and message, as `/debug/continue` would answer them. */
-export interface RefusedDecision {
-  readonly status: number;
-  readonly code: string;
-  readonly message: string;
-  readonly retry_after_s?: number;
-}
-
 /**
  * Takes a view's decision at a pause through the command port, exactly as `/debug/continue` does,
  * so it reaches the run's owner on any instance and the first decision of any view wins. Resolves,
  * once the decision is committed, with the run's segment from that decision to its next pause or its
- * end; or with the owner's refusal, and then nothing changed.
+ * end; rejects with the owner's refusal as a `ViewRefusal`, and then nothing changed.
  */
-export async function decide(
-  context: ServerContext,
-  caller: Caller,
-  pause: PauseInfo,
-  decision: ViewDecision,
-): Promise<{ readonly events$: Observable<StepwiseEvent> } | { readonly refused: RefusedDecision }> {
+export async function decide(context: ServerContext, caller: Caller, pause: PauseInfo, decision: ViewDecision): Promise<Observable<StepwiseEvent>> {
   const convId = pause.conv_id;
   // Taken before the decision: the resumed frames come after it, read from the log if they are already there.
   const sinceSeq = context.stepwise.frames.lastSeq(convId);
@@ -69,16 +84,11 @@ export async function decide(
     body: { ...decision, pause_id: pause.pause_id, conv_id: convId },
     ...(caller.user ? { user: caller.user } : {}),
   });
-  if (reply.status === 200) return { events$: resumedRun$(context.stepwise.frames, convId, sinceSeq, pause.pause_id) };
+  if (reply.status === 200) return resumedRun$(context.stepwise.frames, convId, sinceSeq, pause.pause_id);
   const error = (reply.body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  return {
-    refused: {
-      status: reply.status,
-      code: typeof error?.code === 'string' ? error.code : 'internal',
-      message: typeof error?.message === 'string' ? error.message : `the decision was refused (${reply.status})`,
-      ...(reply.retry_after_s === undefined ? {} : { retry_after_s: reply.retry_after_s }),
-    },
-  };
+  const code = typeof error?.code === 'string' ? error.code : 'internal';
+  const message = typeof error?.message === 'string' ? error.message : `the decision was refused (${reply.status})`;
+  throw new ViewRefusal(reply.status, code, message, reply.retry_after_s);
 }
 
 /** The JSON Schema of a tool's parameters, as advertised to models; an open object for a tool not known here. */
