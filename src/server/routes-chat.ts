@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
-import { RunInProgressError, type Session } from '../sessions/session.js';
+import { RunInProgressError, type RunHandle, type Session } from '../sessions/session.js';
 import { callerFrom, type Caller } from './auth.js';
 import { commandRoute, committed, convIdOfBody, type StepCommand } from './commands.js';
 import { assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
@@ -22,7 +22,7 @@ const chatSchema = z.object({
 });
 
 
-type ChatBody = z.infer<typeof chatSchema>;
+export type ChatBody = z.infer<typeof chatSchema>;
 
 const cancelSchema = z.object({ conv_id: convIdSchema });
 
@@ -44,11 +44,26 @@ export function chatRoutes(context: ServerContext): Router {
 }
 
 async function startChat(context: ServerContext, req: Request, res: Response, slug?: string): Promise<void> {
-  const body = parseOr400(chatSchema, req.body);
+  const { identity, handle } = await startRun(context, callerFrom(res), parseOr400(chatSchema, req.body), slug);
+  res.json({ ...identity, turn_id: handle.turn_id, inference_id: handle.inference_id });
+}
+
+/** A run started as `POST /chat` starts it; also what the AG-UI and AI SDK routes start their runs with. */
+export interface StartedRun {
+  readonly identity: { readonly conv_id: string; readonly session_id: string };
+  readonly handle: RunHandle;
+  /** The conversation's newest committed seq just before the run started: its frames come after it. */
+  readonly since_seq: number;
+}
+
+/**
+ * Starts a run with the checks and effects of `POST /chat` (claim, owner, profile, overrides, step mode),
+ * resolving once its start is committed. Refusals are thrown `HttpError`s.
+ */
+export async function startRun(context: ServerContext, caller: Caller, body: ChatBody, slug?: string): Promise<StartedRun> {
   // The run is claimed first (docs/protocol.md, Several instances): 409 while another instance runs
   // it, and the conversation as the store has it when another instance ran it before.
   const claimed = body.conv_id === undefined ? undefined : await context.stepwise.claim(body.conv_id);
-  const caller = callerFrom(res);
   const { registry, controller } = context.stepwise;
   const overrides = body.overrides ?? {};
   const existing = existingSession(context, caller, body);
@@ -76,6 +91,7 @@ async function startChat(context: ServerContext, req: Request, res: Response, sl
   if (overrides.step_mode === true && !controller.isEnabled(session.session_id)) controller.enable(session.session_id);
   if (overrides.step_mode === false && context.debug) controller.disable(session.session_id);
   try {
+    const since_seq = context.stepwise.frames.lastSeq(session.conv_id);
     const handle = session.start({
       prompt: body.prompt,
       overrides: {
@@ -87,7 +103,7 @@ async function startChat(context: ServerContext, req: Request, res: Response, sl
     // A 200 means the conversation and its run's start are stored: any instance then knows them (a
     // client joining another instance a moment later must not create the conversation anew).
     await committed(context, session.conv_id);
-    res.json({ ...identity, turn_id: handle.turn_id, inference_id: handle.inference_id });
+    return { identity, handle, since_seq };
   } catch (error) {
     if (error instanceof RunInProgressError) throw runInProgress(identity);
     throw error;

@@ -9,3 +9,5 @@ const load = createRequire(import.meta.url);
  */
 export const loadExpress = (): typeof import('express') => load('express') as typeof import('express');
 export const loadWs = (): typeof import('ws') => load('ws') as typeof import('ws');
+/** `@ag-ui/core`, loaded when the AG-UI route is mounted (its schemas and enums are the protocol's own). */
+export const loadAgUiCore = (): typeof import('@ag-ui/core') => load('@ag-ui/core') as typeof import('@ag-ui/core');

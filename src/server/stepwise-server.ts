@@ -18,6 +18,8 @@ import { forkRoutes } from './routes-fork.js';
 import { inferenceRoutes } from './routes-inferences.js';
 import { profileRoutes } from './routes-profiles.js';
 import { toolRoutes, type ToolSource } from './routes-tools.js';
+import { agUiRoutes } from './ag-ui/routes-ag-ui.js';
+import { aiSdkRoutes } from './ai-sdk/routes-ai-sdk.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
 import { createUpgradeHandler } from './ws-upgrade.js';
@@ -95,6 +97,9 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/debug/continue', 'POST'],
   ['/debug/pauses', 'GET'],
   ['/healthz', 'GET'],
+  ['/ag-ui', 'POST'],
+  ['/ag-ui/:profile', 'POST'],
+  ['/ai-sdk/chat', 'POST'],
 ];
 
 /**
@@ -156,11 +161,12 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
     res.redirect(301, `${path}/${query}`);
   });
   router.use(dashboardRoutes(options.dashboardDir));
-  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools'], requireCaller(tokens));
+  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
   router.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()));
+  router.use(agUiRoutes(context), aiSdkRoutes(context));
   router.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
   });

@@ -27,6 +27,9 @@ const HEAVY = [
   'ioredis',
   'express',
   'ws',
+  '@ag-ui/core',
+  '@ag-ui/encoder',
+  'ai',
 ];
 
 /** The packages a fresh process loaded importing `module` and then using what `uses` names. */

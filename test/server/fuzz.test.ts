@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
+import { parseSse } from '../helpers/ag-ui-client.js';
 
 const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
 const GET_ROUTES = ['/hydrate', '/debug/pauses', '/conversations', '/healthz'];
@@ -55,6 +56,50 @@ describe('fuzzing the wire', () => {
         expectWellFormed(await request(t.base, 'POST', route, typeof value === 'string' ? value : JSON.stringify(value)));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('should answer any AG-UI body with a JSON error, or a stream of valid AG-UI events that ends its run', async () => {
+    const message = fc.oneof(
+      fc.record({ id: fc.string(), role: fc.constantFrom('user', 'assistant', 'tool', 'system', 'x'), content: fc.oneof(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }),
+      fc.jsonValue(),
+    );
+    const entry = fc.oneof(fc.record({ interruptId: fc.oneof(fc.string(), fc.jsonValue()), status: fc.oneof(fc.constantFrom('resolved', 'cancelled'), fc.jsonValue()), payload: fc.jsonValue() }, { requiredKeys: [] }), fc.jsonValue());
+    const input = fc.record(
+      {
+        threadId: fc.oneof(fc.constantFrom('victim', 'fuzz-agui'), fc.stringMatching(/^[A-Za-z0-9_-]{1,10}$/), fc.jsonValue()),
+        runId: fc.oneof(fc.string(), fc.jsonValue()),
+        messages: fc.oneof(fc.array(message, { maxLength: 3 }), fc.jsonValue()),
+        resume: fc.oneof(fc.array(entry, { maxLength: 3 }), fc.jsonValue()),
+        forwardedProps: fc.oneof(fc.record({ stepwise: fc.oneof(fc.record({ step_mode: fc.jsonValue() }, { requiredKeys: [] }), fc.jsonValue()) }, { requiredKeys: [] }), fc.jsonValue()),
+        tools: fc.jsonValue(),
+      },
+      { requiredKeys: ['threadId', 'runId', 'messages'] },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('/ag-ui', '/ag-ui/nope'), fc.oneof(input, fc.jsonValue(), fc.constantFrom('', '{', 'null')), async (route, value) => {
+        const reply = await request(t.base, 'POST', route, typeof value === 'string' ? value : JSON.stringify(value));
+        if (reply.status !== 200) return expectWellFormed(reply);
+        expect(reply.headers.get('content-type')).toContain('text/event-stream');
+        const events = parseSse(reply.body as string);
+        expect(events[0]?.type).toBe('RUN_STARTED');
+        expect(['RUN_FINISHED', 'RUN_ERROR']).toContain(events.at(-1)?.type);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('should answer any useChat-like body with a JSON error or a UI message stream', async () => {
+    const part = fc.oneof(fc.record({ type: fc.constantFrom('text', 'tool-add', 'reasoning', 'x'), text: fc.jsonValue(), toolCallId: fc.string(), state: fc.constantFrom('approval-responded', 'input-available'), approval: fc.jsonValue() }, { requiredKeys: [] }), fc.jsonValue());
+    const message = fc.oneof(fc.record({ id: fc.string(), role: fc.constantFrom('user', 'assistant', 'system', 'x'), parts: fc.oneof(fc.array(part, { maxLength: 3 }), fc.jsonValue()) }, { requiredKeys: [] }), fc.jsonValue());
+    const body = fc.record({ id: fc.oneof(fc.constantFrom('victim', 'fuzz-ai'), fc.string(), fc.jsonValue()), messages: fc.oneof(fc.array(message, { maxLength: 3 }), fc.jsonValue()), stepwise: fc.jsonValue(), trigger: fc.jsonValue() }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(body, fc.jsonValue(), fc.constantFrom('', '{', 'null')), async (value) => {
+        const reply = await request(t.base, 'POST', '/ai-sdk/chat', typeof value === 'string' ? value : JSON.stringify(value));
+        if (reply.status !== 200) return expectWellFormed(reply);
+        expect(reply.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+      }),
+      { numRuns: 200 },
     );
   });
 
