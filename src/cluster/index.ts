@@ -8,44 +8,13 @@
  * - Directory (./directory.ts): the conversations and pauses the read routes show, the service's.
  * - Failover (./orphans.ts): runs whose owner died are taken over.
  */
-import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
-import type { Redis } from 'ioredis';
-import type { Observable } from 'rxjs';
 import type { RunOwnership } from '../core/ownership.js';
-import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { ServiceStore } from '../sessions/service.js';
-import type { StoreFence } from '../store/redis/redis-store.js';
-import { adoptConversation } from './adopt.js';
-import { createClusterFrames } from './cluster-frames.js';
-import { createClusterCommands } from './commands.js';
-import { watchForOrphans } from './orphans.js';
-import { createOwnership } from './ownership.js';
 import { createServiceDirectory } from './directory.js';
-import { createPauseIndex } from './pause-index.js';
+import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ClusterCommands, type ClusterConfig, type ClusterStore } from './instance.js';
 
-/** The store an instance of a service shares with the others (the Redis store). */
-export interface ClusterStore extends Store<FrameEvent> {
-  tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
-  /** The conversation of any pause of the service, pending or resolved. */
-  convOfPause(pauseId: string): Promise<string | undefined>;
-  readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
-  /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
-  fence(fence: StoreFence): void;
-}
-
-export interface ClusterConfig {
-  readonly store: ClusterStore;
-  /** The Redis every instance shares (the store's). */
-  readonly redisUrl: string;
-  /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
-  readonly leaseMs?: number;
-  /** How long a command delivered to the owner waits for its answer before a 503, ms. Default 2000. */
-  readonly replyTimeoutMs?: number;
-  /** Where takeovers and lost runs are told (the CLI's stdout). Default: nowhere. */
-  readonly log?: (line: string) => void;
-}
+export type { ClusterConfig, ClusterStore } from './instance.js';
 
 /** A runtime joined to its service. */
 export interface ClusterRuntime {
@@ -69,60 +38,14 @@ export function asServiceStore<S extends ClusterStore>(store: S, config: Omit<Cl
 }
 
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
-  const { store } = config;
-  const instanceId = `inst_${randomBytes(6).toString('hex')}`;
-  const leaseMs = config.leaseMs ?? 5000;
-  // Loaded only when an instance joins a service: the server imports this module for every store, and
-  // ioredis took about 0.2 s of each start (`restart_recover`, SQLite's included), as in ../store/redis/connection.ts.
-  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-  const connect = (): Redis => {
-    const connection = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
-    connection.on('error', () => undefined);
-    return connection;
-  };
-  const redis = connect();
-  // Its own connection: a heartbeat never waits behind other commands.
-  const heartbeat = connect();
-  const log = config.log ?? (() => undefined);
-  const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
-  const ownership = createOwnership(redis, heartbeat, {
-    instanceId,
-    leaseMs,
-    keysOf: (convId) => store.keys.conversation(convId),
-    heartbeatKey: { before: `${store.keys.prefix}instance:{`, after: '}:alive' },
-    running: runningHere,
-    beforeRelease: () => store.flush(),
-    onLost: (convId) => {
-      if (base.sessions.relinquish(convId)) log(`cluster: another instance owns the run of ${convId} now (this one stalled past its lease); its run stopped here`);
-    },
-  });
-  // A refused write means another instance owns the run: it stops here at once, before anyone
-  // waiting on that write hears of it (no 200, no tool, no frame).
-  store.fence({
-    tokenOf: ownership.tokenOf,
-    onRefused: (convId) => {
-      ownership.drop(convId);
-      if (base.sessions.relinquish(convId)) log(`cluster: the store refused a write of ${convId} (another instance owns its run now); its run stopped here`);
-    },
-  });
-  const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
-  const pauses = createPauseIndex(frames.relayed$);
-  const join = (convId: string): Promise<void> => adoptConversation(stepwise, store, convId);
-  let orphans: { dispose(): void } | undefined;
-  let commands: ReturnType<typeof createClusterCommands> | undefined;
+  const instance = connectInstance(base, config);
+  const { store, ownership, frames, pauses, join } = instance;
+  const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands } = {};
   const stop = (): void => {
     pauses.dispose();
-    orphans?.dispose();
-    commands?.dispose();
-    void ownership.dispose().finally(() => {
-      redis.disconnect();
-      heartbeat.disconnect();
-    });
-  };
-  /** Runs whose owner lives are its own: recovery brings back only the ones this instance takes. */
-  const claimAll = async (convIds: readonly string[]): Promise<ReadonlySet<string>> => {
-    const taken = await Promise.all(convIds.map(async (convId) => ((await ownership.acquire(convId)) ? convId : undefined)));
-    return new Set(taken.filter((convId): convId is string => convId !== undefined));
+    parts.orphans?.dispose();
+    parts.commands?.dispose();
+    void ownership.dispose().finally(() => instance.disconnect());
   };
   const claim = async (convId: string): Promise<boolean> => {
     const owned = await ownership.acquire(convId);
@@ -134,43 +57,12 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     ...base,
     frames,
     directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join }),
-    commands: (handler) => {
-      commands = createClusterCommands({
-        ownership,
-        publisher: redis,
-        subscriber: connect(),
-        channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
-        handler,
-        join,
-        hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
-        convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
-        replyTimeoutMs: config.replyTimeoutMs ?? 2000,
-      });
-      return commands;
-    },
+    commands: (handler) => (parts.commands = commandsOf(instance, handler)),
     recover: async (options = {}) => {
-      // Claimed first, read after: from its claim on, nobody else writes a run, so what recovery then
-      // loads of it is its latest state. A snapshot read before could be older than a decision its
-      // live owner took meanwhile (and the run it ended, its lease released): resumed from it, the
-      // run would pause again at a pause already decided. The store first: an unreachable Redis is
-      // said in its words (the CLI exits 1 with it).
-      const claimed = await claimAll([...new Set((await store.checkpoints()).map((checkpoint) => checkpoint.conv_id))]);
-      const report = await base.recover({ ...options, claim: async (convIds) => new Set(convIds.filter((convId) => claimed.has(convId))) });
-      await commands?.ready;
+      const report = await recoverClaimed(instance, options);
+      await parts.commands?.ready;
       // From now on this instance also takes over the runs of instances that die.
-      orphans ??= watchForOrphans({
-        redis,
-        checkpointsKey: store.keys.checkpoints,
-        ownership,
-        intervalMs: Math.min(500, Math.max(50, Math.floor(leaseMs / 4))),
-        leaseMs,
-        runningHere: () => new Set(runningHere()),
-        takeOver: async (convId) => {
-          const taken = await base.takeOver(convId, options);
-          log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
-        },
-        onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
-      });
+      parts.orphans ??= watchOrphansOf(instance, options);
       return report;
     },
     dispose: () => {
@@ -184,7 +76,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
       stop();
     },
   };
-  return { instanceId, stepwise, ownership: { claim } };
+  return { instanceId: instance.instanceId, stepwise, ownership: { claim } };
 }
 
 export { createClusterFrames, type FrameTail$ } from './cluster-frames.js';

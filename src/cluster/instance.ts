@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+import type { CommandHandler } from '../core/commands.js';
+import type { RecoverOptions, RecoveryReport } from '../sessions/recovery.js';
+import type { Stepwise } from '../sessions/runtime.js';
+import { adoptConversation } from './adopt.js';
+import { createClusterFrames } from './cluster-frames.js';
+import { createClusterCommands } from './commands.js';
+import type { Observable } from 'rxjs';
+import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
+import type { StoreFence } from '../store/redis/redis-store.js';
+import { watchForOrphans } from './orphans.js';
+import { createOwnership, type Ownership } from './ownership.js';
+import { createPauseIndex } from './pause-index.js';
+
+/** The store an instance of a service shares with the others (the Redis store). */
+export interface ClusterStore extends Store<FrameEvent> {
+  tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
+  /** The conversation of any pause of the service, pending or resolved. */
+  convOfPause(pauseId: string): Promise<string | undefined>;
+  readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
+  /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
+  fence(fence: StoreFence): void;
+}
+
+export interface ClusterConfig {
+  readonly store: ClusterStore;
+  /** The Redis every instance shares (the store's). */
+  readonly redisUrl: string;
+  /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
+  readonly leaseMs?: number;
+  /** How long a command delivered to the owner waits for its answer before a 503, ms. Default 2000. */
+  readonly replyTimeoutMs?: number;
+  /** Where takeovers and lost runs are told (the CLI's stdout). Default: nowhere. */
+  readonly log?: (line: string) => void;
+}
+
+/** The parts of one instance of a service that `joinCluster` (./index.ts) joins a runtime through. */
+export type ClusterCommands = ReturnType<typeof createClusterCommands>;
+
+/** One instance's connections and the parts its runtime is joined through. */
+export interface Instance {
+  readonly base: Stepwise;
+  readonly store: ClusterStore;
+  readonly config: ClusterConfig;
+  readonly instanceId: string;
+  readonly leaseMs: number;
+  readonly log: (line: string) => void;
+  /** Commands and ownership's reads and scripts. */
+  readonly redis: Redis;
+  readonly connect: () => Redis;
+  readonly ownership: Ownership;
+  readonly frames: ReturnType<typeof createClusterFrames>;
+  readonly pauses: ReturnType<typeof createPauseIndex>;
+  readonly join: (convId: string) => Promise<void>;
+  readonly runningHere: () => string[];
+  readonly disconnect: () => void;
+}
+
+export function connectInstance(base: Stepwise, config: ClusterConfig): Instance {
+  const { store } = config;
+  const instanceId = `inst_${randomBytes(6).toString('hex')}`;
+  const leaseMs = config.leaseMs ?? 5000;
+  // Loaded only when an instance joins a service: the server imports this module for every store, and
+  // ioredis took about 0.2 s of each start (`restart_recover`, SQLite's included), as in ../store/redis/connection.ts.
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const connect = (): Redis => {
+    const connection = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
+    connection.on('error', () => undefined);
+    return connection;
+  };
+  const redis = connect();
+  // Its own connection: a heartbeat never waits behind other commands.
+  const heartbeat = connect();
+  const log = config.log ?? (() => undefined);
+  const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
+  const ownership = fencedOwnership(base, store, { instanceId, leaseMs, log, redis, heartbeat, runningHere });
+  const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const instance: Instance = {
+    base,
+    store,
+    config,
+    instanceId,
+    leaseMs,
+    log,
+    redis,
+    connect,
+    ownership,
+    frames,
+    pauses: createPauseIndex(frames.relayed$),
+    join: (convId) => adoptConversation(base, store, convId),
+    runningHere,
+    disconnect: () => {
+      redis.disconnect();
+      heartbeat.disconnect();
+    },
+  };
+  return instance;
+}
+
+/** Ownership by heartbeat and lease, and the store's writes fenced with its tokens. */
+function fencedOwnership(
+  base: Stepwise,
+  store: ClusterStore,
+  parts: { instanceId: string; leaseMs: number; log: (line: string) => void; redis: Redis; heartbeat: Redis; runningHere: () => string[] },
+): Ownership {
+  const { log } = parts;
+  const ownership = createOwnership(parts.redis, parts.heartbeat, {
+    instanceId: parts.instanceId,
+    leaseMs: parts.leaseMs,
+    keysOf: (convId) => store.keys.conversation(convId),
+    heartbeatKey: { before: `${store.keys.prefix}instance:{`, after: '}:alive' },
+    running: parts.runningHere,
+    beforeRelease: () => store.flush(),
+    onLost: (convId) => {
+      if (base.sessions.relinquish(convId)) log(`cluster: another instance owns the run of ${convId} now (this one stalled past its lease); its run stopped here`);
+    },
+  });
+  // A refused write means another instance owns the run: it stops here at once, before anyone
+  // waiting on that write hears of it (no 200, no tool, no frame).
+  store.fence({
+    tokenOf: ownership.tokenOf,
+    onRefused: (convId) => {
+      ownership.drop(convId);
+      if (base.sessions.relinquish(convId)) log(`cluster: the store refused a write of ${convId} (another instance owns its run now); its run stopped here`);
+    },
+  });
+  return ownership;
+}
+
+/** The command port over pub/sub, serving what reaches this instance with `handler`. */
+export function commandsOf(instance: Instance, handler: CommandHandler): ClusterCommands {
+  const { base, store, pauses } = instance;
+  return createClusterCommands({
+    ownership: instance.ownership,
+    publisher: instance.redis,
+    subscriber: instance.connect(),
+    channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
+    handler,
+    join: instance.join,
+    hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
+    convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
+    replyTimeoutMs: instance.config.replyTimeoutMs ?? 2000,
+  });
+}
+
+/**
+ * Recovery of the runs this instance takes: claimed first, read after. From its claim on, nobody
+ * else writes a run, so what recovery then loads of it is its latest state; a snapshot read before
+ * could be older than a decision its live owner took meanwhile (and the run it ended, its lease
+ * released), and resumed from it the run would pause again at a pause already decided. The store
+ * first: an unreachable Redis is said in its words (the CLI exits 1 with it).
+ */
+export async function recoverClaimed(instance: Instance, options: RecoverOptions): Promise<RecoveryReport> {
+  const convIds = [...new Set((await instance.store.checkpoints()).map((checkpoint) => checkpoint.conv_id))];
+  const taken = await Promise.all(convIds.map(async (convId) => ((await instance.ownership.acquire(convId)) ? convId : undefined)));
+  const claimed = new Set(taken.filter((convId): convId is string => convId !== undefined));
+  return instance.base.recover({ ...options, claim: async (ids) => new Set(ids.filter((convId) => claimed.has(convId))) });
+}
+
+/** Failover: the runs of instances that die are taken over here. */
+export function watchOrphansOf(instance: Instance, options: RecoverOptions): { dispose(): void } {
+  const { base, log, leaseMs } = instance;
+  return watchForOrphans({
+    redis: instance.redis,
+    checkpointsKey: instance.store.keys.checkpoints,
+    ownership: instance.ownership,
+    intervalMs: Math.min(500, Math.max(50, Math.floor(leaseMs / 4))),
+    leaseMs,
+    runningHere: () => new Set(instance.runningHere()),
+    takeOver: async (convId) => {
+      const taken = await base.takeOver(convId, options);
+      log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
+    },
+    onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
+  });
+}
