@@ -55,48 +55,7 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
     // Committed frames only: a client is never told of a seq that a crash could still lose.
     const lastSeq = frames.lastSeq(convId);
     outbox.send(helloFrame(stepwise, session, lastSeq));
-    // The newest seq this client has: live batches are joined first, then the frames of before are
-    // sent after it, and a batch that was filling before the join is cut to what follows: no gap, no
-    // duplicate. While frames of before are read from the store, live batches wait in `held`.
-    let sent = sinceSeq ?? lastSeq;
-    let held: Batch[] | undefined;
-    const deliver = ({ first, frames: list }: Batch): void => {
-      const last = first + list.length - 1;
-      if (last <= sent) return;
-      outbox.write(list.bytes(Math.max(0, sent + 1 - first)));
-      sent = last;
-    };
-    const sendBefore = (items: readonly LogFrame[]): void => {
-      const newest = items[items.length - 1];
-      if (!newest || newest.seq <= sent) return;
-      outbox.write(fanout.framesOf(items).bytes());
-      sent = newest.seq;
-    };
-    fanout
-      .batches$(convId)
-      .pipe(takeUntil(fromEvent(ws, 'close')))
-      .subscribe((batch) => (held ? held.push(batch) : deliver(batch)));
-    const backlog = frames.buffered(convId, sent);
-    if (backlog) {
-      sendBefore(backlog.frames);
-      outbox.allowBacklog();
-    } else {
-      const waiting: Batch[] = (held = []);
-      // Older than the hub's buffer (after a restart, or trimmed): the store has them.
-      const fromStore = async (): Promise<void> => {
-        for (let full = true; full && ws.readyState === ws.OPEN; ) {
-          const { frames: page } = await frames.read(convId, sent, STORE_PAGE);
-          await encoder.prepare(convId, page);
-          if (ws.readyState !== ws.OPEN) return;
-          sendBefore(page);
-          outbox.allowBacklog();
-          full = page.length === STORE_PAGE;
-        }
-        held = undefined;
-        for (const batch of waiting) deliver(batch);
-      };
-      fromStore().catch(() => ws.close(CLOSE_INTERNAL_ERROR, 'the stored frames could not be read; reconnect with since_seq'));
-    }
+    followFrom(ws, outbox, { frames, fanout, encoder, convId, sent: sinceSeq ?? lastSeq });
     listen(ws, () => outbox.send(pongFrame()));
   };
 
@@ -112,4 +71,61 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       for (const ws of clients) ws.close(CLOSE_GOING_AWAY, 'server shutting down');
     },
   };
+}
+
+interface Follow {
+  readonly frames: Stepwise['frames'];
+  readonly fanout: ReturnType<typeof createFanout>;
+  readonly encoder: FrameEncoder;
+  readonly convId: string;
+  /** The newest seq the client has. */
+  readonly sent: number;
+}
+
+/**
+ * A client's frames from `sent` on: live batches are joined first, then the frames of before are
+ * sent after it, and a batch that was filling before the join is cut to what follows: no gap, no
+ * duplicate. While frames of before are read from the store, live batches wait in `held`.
+ */
+function followFrom(ws: WebSocket, outbox: ReturnType<ReturnType<typeof createOutboxFactory>>, follow: Follow): void {
+  const { frames, fanout, encoder, convId } = follow;
+  let sent = follow.sent;
+  let held: Batch[] | undefined;
+  const deliver = ({ first, frames: list }: Batch): void => {
+    const last = first + list.length - 1;
+    if (last <= sent) return;
+    outbox.write(list.bytes(Math.max(0, sent + 1 - first)));
+    sent = last;
+  };
+  const sendBefore = (items: readonly LogFrame[]): void => {
+    const newest = items[items.length - 1];
+    if (!newest || newest.seq <= sent) return;
+    outbox.write(fanout.framesOf(items).bytes());
+    sent = newest.seq;
+  };
+  fanout
+    .batches$(convId)
+    .pipe(takeUntil(fromEvent(ws, 'close')))
+    .subscribe((batch) => (held ? held.push(batch) : deliver(batch)));
+  const backlog = frames.buffered(convId, sent);
+  if (backlog) {
+    sendBefore(backlog.frames);
+    outbox.allowBacklog();
+    return;
+  }
+  const waiting: Batch[] = (held = []);
+  // Older than the hub's buffer (after a restart, or trimmed): the store has them.
+  const fromStore = async (): Promise<void> => {
+    for (let full = true; full && ws.readyState === ws.OPEN; ) {
+      const { frames: page } = await frames.read(convId, sent, STORE_PAGE);
+      await encoder.prepare(convId, page);
+      if (ws.readyState !== ws.OPEN) return;
+      sendBefore(page);
+      outbox.allowBacklog();
+      full = page.length === STORE_PAGE;
+    }
+    held = undefined;
+    for (const batch of waiting) deliver(batch);
+  };
+  fromStore().catch(() => ws.close(CLOSE_INTERNAL_ERROR, 'the stored frames could not be read; reconnect with since_seq'));
 }

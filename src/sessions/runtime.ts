@@ -147,9 +147,7 @@ export interface Stepwise {
  * Each piece is built in its own module; this only connects them.
  */
 export function createStepwise(options: StepwiseConfig): Stepwise {
-  const inferences = createInferenceLog(options.inferenceLog);
-  // The log names each model message before any other middleware, and keeps what the engine itself receives.
-  const config: StepwiseConfig = { ...options, middlewares: [inferences.name, ...(options.middlewares ?? []), inferences.capture] };
+  const { config, inferences } = withInferenceLog(options);
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
   const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
@@ -174,10 +172,8 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const retention = config.retention === undefined ? {} : { retention: config.retention };
   const onRunStarting = (): void => tracing.runStarting();
   const sessions = createSessionRegistry({ loop: ports, settings, hub, frames, store, writer, gate, controller, core, restoreEngine, onRunStarting, ...retention });
-  // A service's ownership exists once the runtime it joins does, and is asked only once runs start.
-  let joined: ServiceInstance | undefined;
-  const ownership = config.ownership ?? (isServiceStore(store) ? { claim: (convId: string) => joined?.ownership.claim(convId) ?? Promise.resolve(false) } : SOLE_OWNERSHIP);
-  const claim = (convId: string): Promise<boolean> => ownership.claim(convId);
+  const service = serviceOf(config, store);
+  const claim = (convId: string): Promise<boolean> => service.ownership.claim(convId);
   const restorePorts: RestorePorts = { loop: ports, reopen: sessions.reopen, expectPause: controller.expect, hub };
   const open: ForkPorts['open'] = (identity, choices) => sessions.open({ ...identity, ...choices });
   const forkPorts: ForkPorts = { loop: ports, controller, store, claim, open, restoreEngine };
@@ -207,9 +203,24 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
       frames.dispose();
     },
   };
-  if (!isServiceStore(store)) return local;
-  joined = store.joinService(local);
-  return joined.stepwise;
+  return service.join(local);
+}
+
+/** The runtime's config with the inference log's middlewares around the user's. */
+function withInferenceLog(options: StepwiseConfig): { config: StepwiseConfig; inferences: InferenceLog } {
+  const inferences = createInferenceLog(options.inferenceLog);
+  // The log names each model message before any other middleware, and keeps what the engine itself receives.
+  return { config: { ...options, middlewares: [inferences.name, ...(options.middlewares ?? []), inferences.capture] }, inferences };
+}
+
+/** Who runs a conversation, and the runtime as the service's when its store is one (./service.ts): its ownership is asked only once runs start. */
+function serviceOf(config: StepwiseConfig, store: Store): { ownership: RunOwnership; join(local: Stepwise): Stepwise } {
+  if (!isServiceStore(store)) return { ownership: config.ownership ?? SOLE_OWNERSHIP, join: (local) => local };
+  let joined: ServiceInstance | undefined;
+  return {
+    ownership: config.ownership ?? { claim: (convId) => joined?.ownership.claim(convId) ?? Promise.resolve(false) },
+    join: (local) => (joined = store.joinService(local)).stepwise,
+  };
 }
 
 /** Publishes an event once the store was told of it, unless the gate says the conversation is silent. */
