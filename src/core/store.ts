@@ -136,6 +136,8 @@ export interface DecisionRecord {
   readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
   /** Results before and after an `after_tools` edit, per tool call (docs/protocol.md, Breakpoints and result edits). */
   readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+  /** Per call that will run, the digest of its arguments (docs/protocol.md, Approvals bound to what runs); absent in rows written before. */
+  readonly args_digests?: Readonly<Record<string, string>>;
 }
 
 /** The loop's phases, as `LoopPhase`: the one a checkpoint's run goes to next. */

@@ -127,6 +127,8 @@ export function toDecision(resolution: PauseResolution, at_ms: number): Decision
     reason: resolution.reason,
     by: resolution.by ?? 'system',
     at_ms,
+    // What the decision approved, bound to what runs (docs/protocol.md, Approvals bound to what runs).
+    ...(decision.action !== 'abort' && decision.args_digests ? { args_digests: decision.args_digests } : {}),
   };
   if (decision.action === 'deny') {
     const ids = decision.tool_call_ids && decision.tool_call_ids.length > 0 ? decision.tool_call_ids : pause.tool_calls.map((call) => call.id);
