@@ -4,6 +4,7 @@ import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
+import { grantedOr, type GrantPorts } from './grant-point.js';
 import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-rules.js';
 
 /**
@@ -29,7 +30,7 @@ import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-r
  */
 export function pausePoint(
   phase: PausePhase,
-  ports: Pick<LoopPorts, 'controller' | 'registry'>,
+  ports: PausePorts,
 ): OperatorFunction<LoopState, LoopState> {
   // concatMap: a run has at most one pause open, and states keep their order.
   return concatMap((state: LoopState) => pauseAt(phase, ports, state));
@@ -43,7 +44,7 @@ export function pausePoint(
  */
 export function pauseAt(
   phase: PausePhase,
-  ports: Pick<LoopPorts, 'controller' | 'registry'>,
+  ports: PausePorts,
   state: LoopState,
   /** The state's pending calls, when the caller knows them already. */
   pending?: readonly ToolCall[],
@@ -60,7 +61,7 @@ export function pauseAt(
   if (!byStep && (phase !== 'after_inference' || !hasBreakpointTool(registry, calls))) return of(state);
   const toolCalls = pauseCalls(registry, run, calls);
   if (!byStep && !toolCalls.some((call) => call.breakpoint)) return of(state);
-  return controller
+  const pause$ = (): Observable<LoopState> => controller
     .pause({
       conv_id: run.conv_id,
       session_id: run.session_id,
@@ -73,7 +74,16 @@ export function pauseAt(
       ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
     })
     .pipe(map((resolution) => applyResolution(phase, state, resolution)));
+  // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
+  const grantable = phase === 'after_inference' && hasGrants(ports) && controller.restores?.(run.inference_id, phase) !== true;
+  return grantable ? grantedOr(ports, registry, state, calls, pause$) : pause$();
 }
+
+/** The loop's ports a pause point uses; with `grants`, covered calls may run without a pause. */
+export type PausePorts = Pick<LoopPorts, 'controller' | 'registry'> & Partial<GrantPorts>;
+
+const hasGrants = (ports: PausePorts): ports is PausePorts & GrantPorts =>
+  ports.grants !== undefined && ports.publish !== undefined && ports.ids !== undefined && ports.scheduler !== undefined;
 
 const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 

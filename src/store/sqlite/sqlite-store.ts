@@ -10,6 +10,7 @@ import { createWriteQueue } from '../write-queue.js';
 import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.js';
 import { createLockFile } from './lock-file.js';
 import { migrate } from './migrations.js';
+import { createSqliteGrants } from './grants.js';
 import { createStoreReads } from './reads.js';
 import type { WriteOp } from '../write-ops.js';
 import { createBatchWriter } from './writes.js';
@@ -132,6 +133,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
   return {
     kind: 'sqlite',
     durable: true,
+    grants: createSqliteGrants(db),
     putConversation: (record) => push({ kind: 'conversation', record }),
     setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),
     putTurn: (conv_id, turn) => push({ kind: 'turn', conv_id, turn }),
