@@ -1,4 +1,4 @@
-import { concatMap, of, type Observable } from 'rxjs';
+import { Observable, of, Subscription } from 'rxjs';
 import type { ToolCall } from '../core/turns.js';
 import { bindDecision } from '../streams/bound-decisions.js';
 import { eventFrom } from '../streams/events.js';
@@ -21,15 +21,36 @@ export type GrantPorts = Required<Pick<LoopPorts, 'grants'>> & Pick<LoopPorts, '
  * output:   --s'--------|       (s' carries the bound continue)
  * ```
  *
- * Unsubscribing while the grants are read (cancellation) drops the state, as a pause would.
+ * Unsubscribing while the grants are read (cancellation) drops the state, as a pause would; a store that fails
+ * answers "none covered" (see `GrantPort.covering`), so the run pauses.
  */
 export function grantedOr(ports: GrantPorts, registry: ToolRegistry, state: LoopState, calls: readonly ToolCall[], pause$: () => Observable<LoopState>): Observable<LoopState> {
   // A tool that is not grantable always asks: no need to read the grants.
   if (calls.some((call) => registry.get(call.name)?.grantable === false)) return pause$();
-  return ports.grants.covering(state.run.conv_id, calls.map((call) => call.name)).pipe(
-    // concatMap: `covering` emits once; the pause (when one is due) is subscribed only then.
-    concatMap((grantIds) => (grantIds.every((id) => id !== undefined) ? of(granted(ports, state, calls, grantIds as readonly string[])) : pause$())),
-  );
+  const covering$ = ports.grants.covering(state.run.conv_id, calls.map((call) => call.name));
+  const decide = (grantIds: readonly (string | undefined)[]): Observable<LoopState> =>
+    grantIds.every((id) => id !== undefined) ? of(granted(ports, state, calls, grantIds as readonly string[])) : pause$();
+  // Hand-written rather than `covering$.pipe(concatMap(decide))`: when the store answers at once (memory, SQLite) the
+  // pause is subscribed with the run's own subscriber and nothing else is held, so a paused run costs what it did
+  // without grants (`paused_heap_per_run`: 9.25 KB, against 10.55 KB with the concatMap and 9.1 KB before grants;
+  // target <= 10 KB).
+  return new Observable<LoopState>((subscriber) => {
+    let inner: Subscription | undefined;
+    const start = (grantIds: readonly (string | undefined)[]): void => {
+      inner = decide(grantIds).subscribe(subscriber);
+    };
+    const probe = covering$.subscribe({
+      next: start,
+      error: (error: unknown) => subscriber.error(error),
+      // No answer at all: nothing is known to be covered, so ask.
+      complete: () => inner ?? start(calls.map(() => undefined)),
+    });
+    if (probe.closed && inner) return inner;
+    return () => {
+      probe.unsubscribe();
+      inner?.unsubscribe();
+    };
+  });
 }
 
 function granted(ports: GrantPorts, state: LoopState, calls: readonly ToolCall[], grantIds: readonly string[]): LoopState {

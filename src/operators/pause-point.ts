@@ -20,7 +20,8 @@ import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-r
  * output:  ----------s'---------|    (s' carries the decision for tool execution)
  * ```
  *
- * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once.
+ * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once. With grants
+ * among the ports, an `after_inference` pause whose every call a live grant covers is not made (see `grantedOr`).
  * A `deny` or `edit` decision rides on the state to `executeTools`; an `edit` of results at
  * `after_tools` replaces them in the state's `tool_use` blocks; the `abort` timeout action ends the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`;
  * the state then goes nowhere.
@@ -61,22 +62,23 @@ export function pauseAt(
   if (!byStep && (phase !== 'after_inference' || !hasBreakpointTool(registry, calls))) return of(state);
   const toolCalls = pauseCalls(registry, run, calls);
   if (!byStep && !toolCalls.some((call) => call.breakpoint)) return of(state);
-  const pause$ = (): Observable<LoopState> => controller
-    .pause({
-      conv_id: run.conv_id,
-      session_id: run.session_id,
-      inference_id: run.inference_id,
-      turn_id: run.turn_id,
-      phase,
-      summary: summarize(phase, state, calls),
-      tool_calls: toolCalls,
-      validateEdit: editValidator(calls, registry),
-      ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
-    })
-    .pipe(map((resolution) => applyResolution(phase, state, resolution)));
+  const pause$ = (): Observable<LoopState> =>
+    controller
+      .pause({
+        conv_id: run.conv_id,
+        session_id: run.session_id,
+        inference_id: run.inference_id,
+        turn_id: run.turn_id,
+        phase,
+        summary: summarize(phase, state, calls),
+        tool_calls: toolCalls,
+        validateEdit: editValidator(calls, registry),
+        ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
+      })
+      .pipe(map((resolution) => applyResolution(phase, state, resolution)));
   // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
-  const grantable = phase === 'after_inference' && hasGrants(ports) && controller.restores?.(run.inference_id, phase) !== true;
-  return grantable ? grantedOr(ports, registry, state, calls, pause$) : pause$();
+  const mayGrant = phase === 'after_inference' && hasGrants(ports) && controller.restores?.(run.inference_id, phase) !== true;
+  return mayGrant ? grantedOr(ports, registry, state, calls, pause$) : pause$();
 }
 
 /** The loop's ports a pause point uses; with `grants`, covered calls may run without a pause. */
