@@ -37,12 +37,19 @@ export interface ResultEdit {
   readonly after: unknown;
 }
 
+/**
+ * What a decision at `after_inference` approved, bound to what runs (docs/protocol.md, Approvals bound to what runs):
+ * per call that will run, the SHA-256 (lowercase hex) of its arguments' canonical JSON, after edits.
+ */
+export type ArgsDigests = Readonly<Record<string, string>>;
+
 /** An operator's (or the system's) decision at a pause, as the loop consumes it and the store keeps it. */
 export type PauseDecision =
-  | { readonly action: 'continue' }
-  | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string }
+  | { readonly action: 'continue'; readonly args_digests?: ArgsDigests }
+  | { readonly action: 'deny'; readonly tool_call_ids?: readonly string[]; readonly reason: string; readonly args_digests?: ArgsDigests }
   | {
       readonly action: 'edit';
+      readonly args_digests?: ArgsDigests;
       /** New arguments by tool_call_id (`after_inference`). */
       readonly edits: Readonly<Record<string, unknown>>;
       /** Replaced results by tool_call_id (`after_tools`), each with the original, for the block and the audit trail. */

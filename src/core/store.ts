@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { GrantStore } from './grants.js';
 import type { PauseDecision, PauseInfo, PausePhase, PauseToolCall } from './pauses.js';
 import type { Block, Turn } from './turns.js';
 
@@ -121,6 +122,7 @@ export type StoredPauseDecision = PauseDecision;
 /** One row of the audit trail (docs/protocol.md, HTTP routes: `GET /conversations/:conv_id/decisions`). */
 export interface DecisionRecord {
   readonly conv_id: string;
+  /** The pause resolved; for a call a grant let run (`by: "grant"`), an id of its own, as no pause was made. */
   readonly pause_id: string;
   readonly phase: StoredPausePhase;
   readonly inference_id: string;
@@ -136,6 +138,10 @@ export interface DecisionRecord {
   readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
   /** Results before and after an `after_tools` edit, per tool call (docs/protocol.md, Breakpoints and result edits). */
   readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+  /** Per call that will run, the digest of its arguments (docs/protocol.md, Approvals bound to what runs); absent in rows written before. */
+  readonly args_digests?: Readonly<Record<string, string>>;
+  /** The grant that let the call run without a pause (docs/protocol.md, Grants); `by` is then `grant`. */
+  readonly grant_id?: string;
 }
 
 /** The loop's phases, as `LoopPhase`: the one a checkpoint's run goes to next. */
@@ -197,6 +203,8 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   readonly kind: string;
   /** False for `memory`: nothing survives the process, so SIGTERM cancels instead of suspending. */
   readonly durable: boolean;
+  /** Remembered approvals (docs/protocol.md, Grants), as durable and shared as the rest; absent: kept in the runtime's memory. */
+  readonly grants?: GrantStore;
 
   // Writes: queued in order, committed in batches.
   /** Creates or replaces a conversation's record. */

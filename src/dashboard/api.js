@@ -97,5 +97,7 @@ export const api = {
   inferenceRequest: (convId, messageId) => request('GET', `/conversations/${encodeURIComponent(convId)}/inferences/${encodeURIComponent(messageId)}`),
   decide: (body) => request('POST', '/debug/continue', body),
   decisions: (convId) => request('GET', `/conversations/${encodeURIComponent(convId)}/decisions`),
+  grants: () => request('GET', '/grants'),
+  revokeGrant: (grantId) => request('DELETE', `/grants/${encodeURIComponent(grantId)}`),
   fork: (convId, body) => request('POST', `/conversations/${encodeURIComponent(convId)}/fork`, body),
 };

@@ -8,6 +8,7 @@ import { createDecisionFeed } from './decision.js';
 import { exposeForDevtools, statusLabel } from './devtools.js';
 import { createEngineInfo } from './engine.js';
 import { createFirstPrompts } from './first-prompts.js';
+import { createGrantsPanel } from './grants.js';
 import { createInspector } from './inspector.js';
 import { createPauseDeck } from './pauses.js';
 import { installPauseShortcuts } from './shortcuts.js';
@@ -79,6 +80,7 @@ const profiles = createProfilePicker(byTestId('profile-picker-label'), byTestId(
 const banner = createBanner(ui.banner);
 const showError = banner.show;
 const clearError = banner.clear;
+const grants = createGrantsPanel(byTestId('grants'), { list: api.grants, revoke: api.revokeGrant, onError: (failure, text) => showError(failure, text) });
 const stepToggle = createStepToggle(ui.stepToggle, {
   convId: () => state.convId,
   setStepMode: api.setStepMode,
@@ -98,6 +100,7 @@ async function refreshConversations() {
   try {
     const reply = await api.listConversations();
     conversations.set(reply.conversations);
+    grants.load();
     firstPrompts.fetchMissing((reply.conversations ?? []).map((conv) => conv.conv_id));
     const current = state.convId && conversations.find(state.convId);
     profiles.refresh(current);
@@ -183,6 +186,8 @@ function onFrame(event) {
     case 'debugger.resume':
       if (event.reason === 'disabled') stepToggle.show(false);
       decisions.resolved();
+      // A decision may have made a grant (docs/protocol.md, Grants).
+      grants.load();
       break;
     default:
   }

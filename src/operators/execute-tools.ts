@@ -69,7 +69,8 @@ function runCalls(
   /** The call's progress: `started` (unless denied), then `finished` with its outcome. */
   const runOne = (call: ToolCall): Observable<ToolProgress> => {
     const denial = deniedBy(decision, call.id);
-    if (denial === undefined) return executor.execute(call, run.allowedTools);
+    // The digest the decision approved, if one was taken: the executor refuses other arguments.
+    if (denial === undefined) return executor.execute(call, run.allowedTools, decision.action === 'abort' ? undefined : decision.args_digests?.[call.id]);
     return of({ type: 'finished', outcome: { tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false } });
   };
   /**

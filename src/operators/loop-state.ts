@@ -1,5 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
+import type { GrantPort } from '../core/grants.js';
 import type { Block } from '../core/turns.js';
 import type { Engine } from '../core/engine.js';
 import type { EventOrigin, RunStatus, StepwiseEvent } from '../streams/events.js';
@@ -63,6 +64,8 @@ export interface LoopPorts {
   readonly publish: (event: StepwiseEvent) => void;
   readonly scheduler: SchedulerLike;
   readonly ids: IdSource;
+  /** Remembered approvals (docs/protocol.md, Grants): covered calls run without a pause. Default none. */
+  readonly grants?: GrantPort;
 }
 
 /** The engine this run talks to. */

@@ -4,6 +4,7 @@ import type { PausePhase } from '../streams/events.js';
 import type { PauseResolution, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
+import { grantedOr, type GrantPorts } from './grant-point.js';
 import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-rules.js';
 
 /**
@@ -19,7 +20,8 @@ import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-r
  * output:  ----------s'---------|    (s' carries the decision for tool execution)
  * ```
  *
- * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once.
+ * Step mode off, or `after_inference` with no pending tool calls: the state passes through at once. With grants
+ * among the ports, an `after_inference` pause whose every call a live grant covers is not made (see `grantedOr`).
  * A `deny` or `edit` decision rides on the state to `executeTools`; an `edit` of results at
  * `after_tools` replaces them in the state's `tool_use` blocks; the `abort` timeout action ends the run. Unsubscribing while paused (how a run is cancelled) resolves the pause as `cancelled`;
  * the state then goes nowhere.
@@ -29,7 +31,7 @@ import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-r
  */
 export function pausePoint(
   phase: PausePhase,
-  ports: Pick<LoopPorts, 'controller' | 'registry'>,
+  ports: PausePorts,
 ): OperatorFunction<LoopState, LoopState> {
   // concatMap: a run has at most one pause open, and states keep their order.
   return concatMap((state: LoopState) => pauseAt(phase, ports, state));
@@ -43,7 +45,7 @@ export function pausePoint(
  */
 export function pauseAt(
   phase: PausePhase,
-  ports: Pick<LoopPorts, 'controller' | 'registry'>,
+  ports: PausePorts,
   state: LoopState,
   /** The state's pending calls, when the caller knows them already. */
   pending?: readonly ToolCall[],
@@ -60,20 +62,30 @@ export function pauseAt(
   if (!byStep && (phase !== 'after_inference' || !hasBreakpointTool(registry, calls))) return of(state);
   const toolCalls = pauseCalls(registry, run, calls);
   if (!byStep && !toolCalls.some((call) => call.breakpoint)) return of(state);
-  return controller
-    .pause({
-      conv_id: run.conv_id,
-      session_id: run.session_id,
-      inference_id: run.inference_id,
-      turn_id: run.turn_id,
-      phase,
-      summary: summarize(phase, state, calls),
-      tool_calls: toolCalls,
-      validateEdit: editValidator(calls, registry),
-      ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
-    })
-    .pipe(map((resolution) => applyResolution(phase, state, resolution)));
+  const pause$ = (): Observable<LoopState> =>
+    controller
+      .pause({
+        conv_id: run.conv_id,
+        session_id: run.session_id,
+        inference_id: run.inference_id,
+        turn_id: run.turn_id,
+        phase,
+        summary: summarize(phase, state, calls),
+        tool_calls: toolCalls,
+        validateEdit: editValidator(calls, registry),
+        ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
+      })
+      .pipe(map((resolution) => applyResolution(phase, state, resolution)));
+  // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
+  const mayGrant = phase === 'after_inference' && hasGrants(ports) && controller.restores?.(run.inference_id, phase) !== true;
+  return mayGrant ? grantedOr(ports, registry, state, calls, pause$) : pause$();
 }
+
+/** The loop's ports a pause point uses; with `grants`, covered calls may run without a pause. */
+export type PausePorts = Pick<LoopPorts, 'controller' | 'registry'> & Partial<GrantPorts>;
+
+const hasGrants = (ports: PausePorts): ports is PausePorts & GrantPorts =>
+  ports.grants !== undefined && ports.publish !== undefined && ports.ids !== undefined && ports.scheduler !== undefined;
 
 const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 

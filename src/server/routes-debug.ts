@@ -8,6 +8,7 @@ import { assertDebug, assertOwner, convIdSchema, ownedConversation, ownedSession
 import { commandRoute, committed, committedOnly, convIdOfBody, type StepCommand } from './commands.js';
 import { forbidden, HttpError, invalidRequest, notFound, parseOr400, tryAgain } from './errors.js';
 import { singleValues } from './routes-conversations.js';
+import { prepareGrant, publicGrant, rememberSchema } from './routes-grants.js';
 
 const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.string().min(1).max(256).optional() });
 
@@ -29,6 +30,7 @@ const continueSchema = z.object({
   reason: z.string().max(10_000).optional(),
   edits: z.record(z.string(), z.unknown()).optional(),
   results: z.record(z.string(), z.unknown()).optional(),
+  remember: rememberSchema.optional(),
 });
 
 const pausesQuery = z.object({ conv_id: convIdSchema.optional() });
@@ -101,6 +103,7 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
     const session = context.stepwise.sessions.get(convId);
     if (session) assertOwner(caller, session);
   }
+  const makeGrant = prepareGrant(context, caller, convId, command);
   // Validated and resolved here; the run resumes on its own scheduler after the caller has answered.
   const submitted = controller.submit({
     pause_id: command.pause_id,
@@ -116,9 +119,10 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
     if (code === 'unknown_pause' && convHint !== undefined) await refuseStoredPause(context, caller, convHint, command.pause_id);
     throw new HttpError(SUBMIT_STATUS[code], code, message, details);
   }
+  const grant = makeGrant && publicGrant(await makeGrant());
   // A 200 means the decision is recorded: it survives a crash of this process the next instant.
   await committed(context, submitted.pause.conv_id);
-  return { ok: true, pause: submitted.pause };
+  return { ok: true, pause: submitted.pause, ...(grant ? { grant } : {}) };
 };
 
 /**

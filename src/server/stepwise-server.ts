@@ -14,6 +14,7 @@ import { cancelRun, chatRoutes } from './routes-chat.js';
 import { conversationRoutes } from './routes-conversations.js';
 import { continuePause, debugRoutes, disableStep, enableStep } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
+import { grantRoutes } from './routes-grants.js';
 import { forkRoutes } from './routes-fork.js';
 import { inferenceRoutes } from './routes-inferences.js';
 import { profileRoutes } from './routes-profiles.js';
@@ -96,6 +97,8 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/debug/step/disable', 'POST'],
   ['/debug/continue', 'POST'],
   ['/debug/pauses', 'GET'],
+  ['/grants', 'GET'],
+  ['/grants/:grant_id', 'DELETE'],
   ['/healthz', 'GET'],
   ['/ag-ui', 'POST'],
   ['/ag-ui/:profile', 'POST'],
@@ -161,11 +164,11 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
     res.redirect(301, `${path}/${query}`);
   });
   router.use(dashboardRoutes(options.dashboardDir));
-  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
-  router.use(express.json({ limit: BODY_LIMIT }));
+  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/grants', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
+  router.use(loadExpress().json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
-  router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()));
+  router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()), grantRoutes(context));
   router.use(agUiRoutes(context), aiSdkRoutes(context));
   router.get('/ws', () => {
     throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');

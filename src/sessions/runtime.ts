@@ -28,6 +28,8 @@ import type { ConversationDirectory } from '../core/directory.js';
 import type { RetentionConfig } from './retention.js';
 import type { SessionChoices, ToolList } from './session.js';
 import { createStoreWriter, type StoreWriter } from './store-writer.js';
+import { createGrantBook, grantTargetOf, type GrantBook } from './grant-book.js';
+import { createMemoryGrants } from '../store/memory-grants.js';
 import { createWriteGate, type WriteGate } from './write-gate.js';
 
 export type { OpenSessionOptions, SessionRegistry } from './registry.js';
@@ -105,6 +107,8 @@ export interface Stepwise {
   readonly sessions: SessionRegistry;
   readonly engine: Engine;
   readonly store: Store;
+  /** Remembered approvals (docs/protocol.md, Grants), kept in the store's grants (shared by a service's instances). */
+  readonly grants: GrantBook;
   /** What was sent to the model, per model message, as the engine received it (after every middleware). */
   readonly inferences: InferenceLog;
   /** Where conversations and their pauses are read: this process's, or the whole service's. */
@@ -165,7 +169,9 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const engine = engineFor(config.engine);
   // Late-bound to the registry built below: neither is called before a session exists.
   const controller = withStoredSteps(core, { convOfSession: (sessionId) => sessions.convOfSession(sessionId), storeStep: (convId, step) => writer.step(convId, step) });
-  const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids };
+  // Late-bound to the registry below too: grants are consulted only once a run pauses.
+  const grants = createGrantBook({ store: store.grants ?? createMemoryGrants(), scheduler, ids, targetOf: (convId) => grantTargetOf(sessions.get(convId)) });
+  const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids, grants };
   const loop = createStoredLoop(ports, config, { gate, writer, store, profileOf: (convId) => sessions.get(convId)?.profile });
   const restoreEngine = (convId: string, state: JsonValue, choices: SessionChoices | undefined): void => (choices?.engine ?? config.engine).restore?.(convId, state);
   const settings = { loop, views: { hub, controller }, toolsFor, engineFor, ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }) };
@@ -185,6 +191,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     sessions,
     engine,
     store,
+    grants,
     inferences,
     directory: createLocalDirectory({ sessions, controller }),
     commands: (handler) => createLocalCommands(handler, (pauseId) => controller.convOf(pauseId)),

@@ -60,6 +60,8 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
     },
     published: (event) => {
       if (event.type === 'paused') store.putPause(event.pause);
+      // Queued before the call runs: a call that cannot run twice waits for its checkpoint, and so for this row too.
+      else if (event.type === 'granted') store.recordDecision(grantedDecision(event));
     },
     resolved: (resolution) => store.recordDecision(toDecision(resolution, ports.scheduler.now())),
     runEnded: (session, result) => {
@@ -127,6 +129,8 @@ export function toDecision(resolution: PauseResolution, at_ms: number): Decision
     reason: resolution.reason,
     by: resolution.by ?? 'system',
     at_ms,
+    // What the decision approved, bound to what runs (docs/protocol.md, Approvals bound to what runs).
+    ...(decision.action !== 'abort' && decision.args_digests ? { args_digests: decision.args_digests } : {}),
   };
   if (decision.action === 'deny') {
     const ids = decision.tool_call_ids && decision.tool_call_ids.length > 0 ? decision.tool_call_ids : pause.tool_calls.map((call) => call.id);
@@ -144,4 +148,20 @@ export function toDecision(resolution: PauseResolution, at_ms: number): Decision
   }
   if (decision.action === 'abort') return { ...base, message: decision.reason };
   return base;
+}
+
+/** The audit row of a call a grant let run (docs/protocol.md, Grants): one per call, `by: "grant"`. */
+export function grantedDecision(event: Extract<StepwiseEvent, { type: 'granted' }>): DecisionRecord {
+  return {
+    conv_id: event.conv_id,
+    pause_id: event.decision_id,
+    phase: 'after_inference',
+    inference_id: event.inference_id,
+    reason: 'granted',
+    by: 'grant',
+    at_ms: event.at,
+    tool_call_ids: [event.tool_call_id],
+    args_digests: { [event.tool_call_id]: event.args_digest },
+    grant_id: event.grant_id,
+  };
 }

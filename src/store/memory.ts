@@ -14,6 +14,7 @@ import {
 } from '../core/store.js';
 import { StoreClosedError, StoreSequenceError } from '../core/store-errors.js';
 import { continueSequences } from './frame-sequence.js';
+import { createMemoryGrants } from './memory-grants.js';
 import { resolveRetention } from './retention.js';
 
 /** Options of the memory store. */
@@ -97,6 +98,7 @@ export function createMemoryStore<E extends FrameEvent = FrameEvent>(config: Mem
   return {
     kind: 'memory',
     durable: false,
+    grants: createMemoryGrants(),
     putConversation: (conversation) => {
       writable();
       rowsOf(conversation.conv_id).record = conversation;

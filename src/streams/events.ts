@@ -63,6 +63,11 @@ export type StepwiseEvent = EventBase &
     | { readonly type: 'tool-execution-finished'; readonly tool_call_id: string; readonly name: string; readonly duration_ms?: number }
     | { readonly type: 'paused'; readonly pause: PauseInfo }
     | { readonly type: 'resumed'; readonly pause_id: string; readonly reason: ResumeReason; readonly by?: string }
+    /**
+     * A grant let a call run where a pause would have been (docs/protocol.md, Grants). `decision_id` names its
+     * audit row and `args_digest` binds it (docs/protocol.md, Approvals bound to what runs); neither is on the wire.
+     */
+    | { readonly type: 'granted'; readonly grant_id: string; readonly tool_call_id: string; readonly name: string; readonly decision_id: string; readonly args_digest: string }
     | { readonly type: 'log'; readonly level: LogLevel; readonly message: string; readonly fields?: Record<string, unknown> }
   );
 

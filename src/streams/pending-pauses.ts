@@ -1,5 +1,6 @@
 import { Observable, type SchedulerLike } from 'rxjs';
 import type { StepFilter } from '../core/store.js';
+import { bindResolution } from './bound-decisions.js';
 import { eventFrom, type PauseInfo } from './events.js';
 import { decide, reasonOf, StepCommandError, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
 import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
@@ -88,9 +89,10 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
     const { scheduler } = book;
     const now = scheduler.now();
     const info = pauseInfoOf(book, request, now);
-    const resolve = (resolution: PauseResolution): void => {
+    const resolve = (unbound: PauseResolution): void => {
       // Still pending is what makes it the first: the registry is the one record of that.
       if (book.pendingById.get(info.pause_id) !== entry) return;
+      const resolution = bindResolution(unbound);
       deadline.unsubscribe();
       settle(book, entry, resolution);
       // The run goes on after whoever resolved the pause (an HTTP handler) has returned.

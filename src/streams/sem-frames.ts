@@ -73,6 +73,8 @@ function toSemEvent(event: StepwiseEvent, message: Message | undefined): Body {
       return pauseEvent(event);
     case 'resumed':
       return { type: 'debugger.resume', id: event.pause_id, pause_id: event.pause_id, reason: event.reason, ...(event.by === undefined ? {} : { by: event.by }) };
+    case 'granted':
+      return { type: 'debugger.granted', id: event.tool_call_id, grant_id: event.grant_id, tool_call_id: event.tool_call_id, name: event.name };
     case 'run-ended':
       return { type: 'run.end', id: event.inference_id, inference_id: event.inference_id, status: event.status, ...(event.error === undefined ? {} : { error: event.error }) };
     case 'log':

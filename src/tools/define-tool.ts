@@ -50,6 +50,11 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
    * as given (not yet validated); one that throws pauses (the safe side). Default false.
    */
   readonly breakpoint?: Breakpoint<Args>;
+  /**
+   * `false`: no grant ever covers this tool (docs/protocol.md, Grants): every call asks, and a `remember` naming it is
+   * refused. Default true.
+   */
+  readonly grantable?: boolean;
 }
 
 export type Validation<Args = unknown> = { readonly ok: true; readonly value: Args } | { readonly ok: false; readonly issues: readonly string[] };
@@ -65,6 +70,8 @@ export interface Tool<Args = unknown> extends ToolSpec {
   available?(): boolean;
   /** Set only when the tool asks for pauses itself (see `ToolDefinition.breakpoint`). */
   readonly breakpoint?: true | ((args: unknown, context: BreakpointContext) => boolean);
+  /** Set only when no grant may cover the tool (see `ToolDefinition.grantable`). */
+  readonly grantable?: false;
   validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
 }
@@ -116,6 +123,7 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
     ...(definition.policy === undefined ? {} : { policy: definition.policy }),
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
     ...(definition.idempotent === true ? { idempotent: true } : {}),
+    ...(definition.grantable === false ? { grantable: false as const } : {}),
     ...(definition.available === undefined ? {} : { available: definition.available }),
     ...(breakpoint === true ? { breakpoint: true as const } : {}),
     ...(typeof breakpoint === 'function' ? { breakpoint: (args: unknown, context: BreakpointContext) => breakpoint(args as Args, context) } : {}),

@@ -12,6 +12,7 @@ import {
   timer,
   type SchedulerLike,
 } from 'rxjs';
+import { argsDigest, ARGS_CHANGED } from '../core/args-digest.js';
 import { asJsonData } from '../core/json.js';
 import type { ToolCall } from '../core/turns.js';
 import type { Tool, ToolErrorPolicy } from './define-tool.js';
@@ -32,7 +33,7 @@ export interface ToolExecutorConfig {
 const DEFAULT_EXECUTOR_CONFIG = Object.freeze({ timeoutMs: 30_000, policy: 'continue', maxRetries: 3, retryBaseDelayMs: 200 });
 
 /** Why a call did not run at all. */
-export type ToolRejection = 'unknown_tool' | 'not_allowed' | 'invalid_arguments';
+export type ToolRejection = 'unknown_tool' | 'not_allowed' | 'invalid_arguments' | 'args_changed';
 
 export interface ToolOutcome {
   readonly tool_call_id: string;
@@ -55,8 +56,12 @@ export type ToolProgress =
 
 /** The tool executor port: the edge where tools' own code runs. */
 export interface ToolExecutor {
-  /** Cold; never errors (failures are outcomes). Unsubscribing aborts the tool's signal. */
-  execute(call: ToolCall, allowed?: ReadonlySet<string>): Observable<ToolProgress>;
+  /**
+   * Cold; never errors (failures are outcomes). Unsubscribing aborts the tool's signal. `approved`: the digest
+   * of the arguments a decision approved (docs/protocol.md, Approvals bound to what runs); a call whose
+   * arguments digest otherwise is refused, `args_changed`, and nothing of the tool runs.
+   */
+  execute(call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): Observable<ToolProgress>;
 }
 
 export class ToolTimeoutError extends Error {
@@ -98,7 +103,7 @@ export function createToolExecutor(
   scheduler: SchedulerLike = asyncScheduler,
 ): ToolExecutor {
   const context: ExecutorContext = { registry, settings: checkedSettings(config), scheduler };
-  return { execute: (call, allowed) => execute$(context, call, allowed) };
+  return { execute: (call, allowed, approved) => execute$(context, call, allowed, approved) };
 }
 
 function checkedSettings(config: ToolExecutorConfig): ExecutorSettings {
@@ -118,10 +123,12 @@ const rejected = (call: ToolCall, rejection: ToolRejection, error: string): Tool
 });
 
 /** Why the call may not run, or the tool and its validated arguments. */
-function admit(registry: ToolRegistry, call: ToolCall, allowed?: ReadonlySet<string>): ToolProgress | { readonly tool: Tool; readonly args: unknown } {
+function admit(registry: ToolRegistry, call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): ToolProgress | { readonly tool: Tool; readonly args: unknown } {
   const tool = registry.get(call.name);
   if (!tool) return rejected(call, 'unknown_tool', `unknown tool "${call.name}"`);
   if (allowed && !allowed.has(call.name)) return rejected(call, 'not_allowed', `tool "${call.name}" is not allowed in this run`);
+  // Recomputed here, the last step before the tool runs: what was approved is what runs, or nothing does.
+  if (approved !== undefined && argsDigest(call.args) !== approved) return rejected(call, 'args_changed', ARGS_CHANGED);
   const validation = tool.validate(call.args);
   if (!validation.ok) return rejected(call, 'invalid_arguments', `invalid arguments for ${call.name}: ${validation.issues.join('; ')}`);
   return { tool, args: validation.value };
@@ -152,9 +159,9 @@ function finisherOf(scheduler: SchedulerLike, call: ToolCall, startedAt: number,
 // (the common case) then costs this one subscription instead of six, a large part of what brought
 // `loop_step` near the bare RxJS loop. What may take time (timeout, retry, errors as values) is the
 // operators' again.
-function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySet<string>): Observable<ToolProgress> {
+function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
-    const admitted = admit(context.registry, call, allowed);
+    const admitted = admit(context.registry, call, allowed, approved);
     if ('type' in admitted) {
       subscriber.next(admitted);
       subscriber.complete();

@@ -6,7 +6,7 @@ import { SemClient } from '../helpers/server-ws-client.js';
 import { parseSse } from '../helpers/ag-ui-client.js';
 
 const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
-const GET_ROUTES = ['/hydrate', '/debug/pauses', '/conversations', '/healthz'];
+const GET_ROUTES = ['/hydrate', '/debug/pauses', '/conversations', '/healthz', '/grants'];
 
 /** Values that look like our bodies, with any field possibly of any JSON type. */
 const bodyLike = fc.record(
@@ -22,6 +22,10 @@ const bodyLike = fc.record(
       fc.jsonValue(),
     ),
     session_id: fc.jsonValue(),
+    remember: fc.oneof(
+      fc.record({ scope: fc.oneof(fc.constantFrom('conversation', 'profile', 'server'), fc.jsonValue()), tools: fc.oneof(fc.array(fc.string()), fc.jsonValue()), ttl_ms: fc.jsonValue() }, { requiredKeys: [] }),
+      fc.jsonValue(),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -115,6 +119,7 @@ describe('fuzzing the wire', () => {
     await fc.assert(
       fc.asyncProperty(fc.string().filter((s) => s !== '.' && s !== '..'), async (segment) => {
         expectWellFormed(await get(t.base, `/conversations/${encodeURIComponent(segment)}`));
+        expectWellFormed(await request(t.base, 'DELETE', `/grants/${encodeURIComponent(segment)}`));
       }),
       { numRuns: 100 },
     );

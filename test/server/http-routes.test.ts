@@ -75,6 +75,10 @@ describe('HTTP routes (debug on)', () => {
     expect((await post(t.base, '/conversations', {})).status).toBe(405);
     expect((await get(t.base, '/debug/continue')).status).toBe(405);
     expect((await post(t.base, '/healthz', {})).status).toBe(405);
+    expect((await post(t.base, '/grants', {})).status).toBe(405);
+    const grant = await get(t.base, '/grants/g1');
+    expect(grant).toMatchObject({ status: 405, body: { error: { code: 'method_not_allowed' } } });
+    expect(grant.headers.get('allow')).toBe('DELETE');
   });
 
   it('should cancel: 404 for an unknown conversation, cancelled false when idle', async () => {

@@ -6,6 +6,7 @@ import { resolveRetention } from '../retention.js';
 import type { WriteOp } from '../write-ops.js';
 import { createWriteQueue } from '../write-queue.js';
 import { createConnection } from './connection.js';
+import { createRedisGrants } from './grants.js';
 import { createRedisKeys, DEFAULT_KEY_PREFIX, type RedisKeys } from './keys.js';
 import { createRedisReads } from './reads.js';
 import { defineScripts } from './scripts.js';
@@ -217,6 +218,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
   return {
     kind: 'redis',
     durable: true,
+    grants: createRedisGrants(client, keys.prefix, read),
     keys,
     fence: (given) => {
       fence = given;

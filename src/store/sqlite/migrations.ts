@@ -140,6 +140,19 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       db.exec(`ALTER TABLE frames ADD COLUMN texts TEXT`);
     },
   },
+  {
+    version: 7,
+    description: 'grants: remembered approvals (docs/protocol.md, Grants)',
+    up: (db: Database) => {
+      db.exec(`
+        CREATE TABLE grants (
+          grant_id TEXT PRIMARY KEY,
+          created_at INTEGER NOT NULL,
+          grant_record TEXT NOT NULL
+        );
+      `);
+    },
+  },
 ]);
 
 /** The schema version this code writes. */

@@ -11,6 +11,7 @@ import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.j
 import { loadDriver } from './driver.js';
 import { createLockFile } from './lock-file.js';
 import { migrate } from './migrations.js';
+import { createSqliteGrants } from './grants.js';
 import { createStoreReads } from './reads.js';
 import type { WriteOp } from '../write-ops.js';
 import { createBatchWriter } from './writes.js';
@@ -133,6 +134,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
   return {
     kind: 'sqlite',
     durable: true,
+    grants: createSqliteGrants(db),
     putConversation: (record) => push({ kind: 'conversation', record }),
     setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),
     putTurn: (conv_id, turn) => push({ kind: 'turn', conv_id, turn }),
