@@ -24,6 +24,7 @@ import { watchForOrphans } from './orphans.js';
 import { createOwnership } from './ownership.js';
 import { createServiceDirectory } from './directory.js';
 import { createPauseIndex } from './pause-index.js';
+import { createServicePauseFeed } from './pause-feed.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
 export interface ClusterStore extends Store<FrameEvent> {
@@ -107,11 +108,13 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   });
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
   const pauses = createPauseIndex(frames.relayed$);
+  const pauseFeed = createServicePauseFeed({ instanceId, local$: base.directory.pauseFrames$, publisher: redis, subscriber: connect(), channel: `${store.keys.prefix}pauses` });
   const join = (convId: string): Promise<void> => adoptConversation(stepwise, store, convId);
   let orphans: { dispose(): void } | undefined;
   let commands: ReturnType<typeof createClusterCommands> | undefined;
   const stop = (): void => {
     pauses.dispose();
+    pauseFeed.dispose();
     orphans?.dispose();
     commands?.dispose();
     void ownership.dispose().finally(() => {
@@ -133,7 +136,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   const stepwise: Stepwise = {
     ...base,
     frames,
-    directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join }),
+    directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join, pauseFrames$: pauseFeed.frames$ }),
     commands: (handler) => {
       commands = createClusterCommands({
         ownership,

@@ -15,11 +15,13 @@ import { conversationRoutes } from './routes-conversations.js';
 import { continuePause, debugRoutes, disableStep, enableStep } from './routes-debug.js';
 import { decisionRoutes } from './routes-decisions.js';
 import { forkRoutes } from './routes-fork.js';
+import { inboxRoutes } from './routes-inbox.js';
 import { inferenceRoutes } from './routes-inferences.js';
 import { profileRoutes } from './routes-profiles.js';
 import { toolRoutes, type ToolSource } from './routes-tools.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
+import { createPausesSocket } from './ws-inbox-pauses.js';
 import { createUpgradeHandler } from './ws-upgrade.js';
 
 /** What `stepwise serve` takes for its server (docs/library.md, A server inside your app). */
@@ -94,6 +96,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/debug/step/disable', 'POST'],
   ['/debug/continue', 'POST'],
   ['/debug/pauses', 'GET'],
+  ['/pauses', 'GET'],
   ['/healthz', 'GET'],
 ];
 
@@ -117,20 +120,30 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
   const router = buildRouter(context, tokens, options);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new (loadWs().WebSocketServer)({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
-  const forwarder = createWsForwarder(stepwise, encoder, {
+  const limits = {
     ...(options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes }),
     ...(options.maxClientMessagesPerSecond === undefined ? {} : { maxMessagesPerSecond: options.maxClientMessagesPerSecond }),
-  });
+  };
+  const forwarder = createWsForwarder(stepwise, encoder, limits);
+  const allowedOrigins = options.allowedOrigins ?? [];
+  const pausesSocket = createPausesSocket({ context, wss, tokens, allowedOrigins, limits });
   let closing: Promise<void> | undefined;
   return {
     router,
     attach: (server, attach = {}) => {
-      const upgrade = createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins: options.allowedOrigins ?? [], path: attach.path ?? '/ws', others: attach.others ?? 'leave' });
-      server.on('upgrade', upgrade);
+      const path = attach.path ?? '/ws';
+      const upgrade = createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins, path, others: attach.others ?? 'leave' });
+      // The inbox socket lives beside the conversation socket (docs/protocol.md, The inbox).
+      const pausesPath = `${path.replace(/\/$/, '')}/pauses`;
+      server.on('upgrade', (req, socket, head) => {
+        if (new URL(req.url ?? '/', 'http://localhost').pathname === pausesPath) pausesSocket.upgrade(req, socket, head);
+        else upgrade(req, socket, head);
+      });
     },
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         forwarder.dispose();
+        pausesSocket.dispose();
         encoder.dispose();
         const stragglers = setTimeout(() => {
           for (const ws of wss.clients) ws.terminate();
@@ -156,13 +169,14 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
     res.redirect(301, `${path}/${query}`);
   });
   router.use(dashboardRoutes(options.dashboardDir));
-  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools'], requireCaller(tokens));
+  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/pauses'], requireCaller(tokens));
   router.use(express.json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()));
-  router.get('/ws', () => {
-    throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
+  router.use(inboxRoutes(context));
+  router.get(['/ws', '/ws/pauses'], (req) => {
+    throw new HttpError(426, 'upgrade_required', `GET ${req.path} is a WebSocket endpoint: send an Upgrade request`);
   });
   for (const [path, method] of ROUTES) {
     router.all(path, (_req, res) => {
