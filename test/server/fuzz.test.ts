@@ -42,7 +42,8 @@ describe('fuzzing the wire', () => {
   let t: TestServer;
   let victim: SemClient;
   beforeAll(async () => {
-    t = await startTestServer({ debug: true, runtime: { pauseTimeoutMs: 60_000 } });
+    // With webhooks, so the signed links' routes are fuzzed too (the receiver refuses connections: tried in the background).
+    t = await startTestServer({ debug: true, webhooks: { webhooks: [{ url: 'http://127.0.0.1:9/', secret: 'fuzz-secret-0123456789' }] }, runtime: { pauseTimeoutMs: 60_000 } });
     victim = await SemClient.connect(`${t.wsBase}/ws?conv_id=victim`);
     await post(t.base, '/chat', { prompt: 'x', conv_id: 'victim', overrides: { step_mode: true } });
     await victim.next('debugger.pause');
@@ -59,6 +60,18 @@ describe('fuzzing the wire', () => {
         expectWellFormed(await request(t.base, 'POST', route, typeof value === 'string' ? value : JSON.stringify(value)));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('should answer any token and body on the signed links\' route with JSON and never a 5xx', async () => {
+    const token = fc.oneof(fc.string({ minLength: 1 }), fc.tuple(fc.base64String(), fc.base64String()).map(([a, b]) => `${a}.${b}`.replace(/[+/=]/g, '_')));
+    await fc.assert(
+      fc.asyncProperty(token, fc.oneof(bodyLike, fc.jsonValue()), fc.constantFrom('GET', 'POST'), async (raw, value, method) => {
+        const reply = await request(t.base, method, `/a/${encodeURIComponent(raw)}`, method === 'POST' ? JSON.stringify(value) : undefined);
+        expectWellFormed(reply);
+        expect(reply.status).not.toBe(200);
+      }),
+      { numRuns: 200 },
     );
   });
 
