@@ -73,6 +73,13 @@ export const FLAGS: readonly FlagSpec[] = [
     default: "none: only the server's own origin",
     help: 'comma-separated browser origins also allowed on the WebSocket (* for any)',
   },
+  {
+    name: 'webhooks',
+    arg: 'FILE',
+    default: 'none',
+    help: 'JSON {"webhooks": [{url, secret, events?}]}: pause (and resume) events POSTed, signed, with one-click links (docs/protocol.md, "Webhooks and signed links")',
+  },
+  { name: 'public-url', arg: 'URL', default: 'http://HOST:PORT as listening', help: 'the URL approvers reach this server at; signed links are made under it' },
   { name: 'insecure-no-auth', default: 'off', help: 'listen on a non-loopback host without auth tokens' },
   {
     name: 'store',

@@ -32,6 +32,10 @@ export interface ServeOptions {
   readonly maxParallelTools: number;
   readonly authTokens?: string;
   readonly allowedOrigins: readonly string[];
+  /** `--webhooks FILE` (docs/protocol.md, Webhooks and signed links). */
+  readonly webhooks?: string;
+  /** `--public-url`: where links point; absent, the listening address. */
+  readonly publicUrl?: string;
   readonly insecureNoAuth: boolean;
   readonly store: StoreKind;
   readonly dataDir: string;
@@ -74,6 +78,8 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
   if (dataDir.trim() === '') throw new UsageError('--data-dir needs a folder');
   const maxFrames = text('max-frames-per-conversation');
   const redisUrl = text('redis-url');
+  const publicUrl = text('public-url')?.replace(/\/+$/, '');
+  if (publicUrl !== undefined && !/^https?:\/\/./.test(publicUrl)) throw new UsageError(`--public-url must be an http:// or https:// URL, got "${publicUrl}"`);
   if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) throw new UsageError(`--redis-url must be a redis:// or rediss:// URL, got "${redisUrl}"`);
   return {
     host: text('host') ?? '127.0.0.1',
@@ -94,6 +100,8 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     maxParallelTools: integer('--max-parallel-tools', text('max-parallel-tools'), 3, 1),
     ...optional('authTokens', text('auth-tokens')),
     allowedOrigins: (text('allowed-origins') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
+    ...optional('webhooks', text('webhooks')),
+    ...optional('publicUrl', publicUrl),
     insecureNoAuth: on('insecure-no-auth'),
     store: store as StoreKind,
     dataDir,

@@ -8,6 +8,7 @@ import { exportTracesFromEnv } from '../telemetry/otlp-export.js';
 import type { ServeOptions } from './options.js';
 import { loadServeInputs, toolSourcesOf, type ServeInputs } from './serve-inputs.js';
 import { openServerStore } from './server-store.js';
+import { readWebhooksFile } from './webhooks-file.js';
 
 /** The environment as the CLI reads it. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -18,6 +19,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
  */
 export async function serve(options: ServeOptions, env: Env): Promise<void> {
   const inputs = await loadServeInputs(options, env);
+  const webhooks = options.webhooks === undefined ? undefined : await readWebhooksFile(options.webhooks);
   const debug = options.debug || env['STEPWISE_DEBUG'] === '1' || env['STEPWISE_DEBUG'] === 'true';
   // Opened last, once every file has been read: a refused start holds no lock. A locked or unreadable
   // store throws here with a message naming the dir (and the holder's pid); bin/stepwise.js exits 1 with it.
@@ -29,7 +31,11 @@ export async function serve(options: ServeOptions, env: Env): Promise<void> {
     await inputs.mcp?.close();
     await traces?.shutdown();
   };
-  const server = createServer(serverOptionsOf(options, inputs, store, debug));
+  const server = createServer({
+    ...serverOptionsOf(options, inputs, store, debug),
+    ...(webhooks ? { webhooks, onWebhookFailure: (line: string) => console.log(line) } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+  });
   // A server that dies while serving: the runs in progress hear of it (stderr already has).
   inputs.mcp?.down$.subscribe(({ server: name, tools: withdrawn, message }) => announceToRuns(server.stepwise, { level: 'warn', message, fields: { mcp_server: name, withdrawn } }));
   try {
@@ -106,6 +112,7 @@ function announceListening(server: StepwiseServer, options: ServeOptions, tokens
   const host = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   if (debug) console.log('debug mode: /debug/* routes and step mode are on');
   if (tokens.size > 0) console.log(`auth: ${tokens.size} token(s) configured`);
+  if (options.webhooks) console.log(`webhooks: pause events are sent as --webhooks ${options.webhooks} lists`);
   console.log(`stepwise listening on http://${host}:${port}`);
 }
 

@@ -1,4 +1,5 @@
-import type { ConversationDirectory, ConversationSummary, ListedPause } from '../core/directory.js';
+import type { Observable } from 'rxjs';
+import type { ConversationDirectory, ConversationSummary, ListedPause, PauseFeedFrame } from '../core/directory.js';
 import type { PauseInfo } from '../core/pauses.js';
 import type { ConversationRecord, FrameEvent, Store, StoredPause } from '../core/store.js';
 import { StoreUnavailableError } from '../core/store-errors.js';
@@ -11,6 +12,8 @@ export interface ServiceDirectoryPorts {
   readonly store: Store<FrameEvent>;
   /** Makes a conversation another instance created known here (./adopt.ts). */
   readonly join: (convId: string) => Promise<void>;
+  /** Every instance's pause and resume frames (./pause-feed.ts). */
+  readonly pauseFrames$: Observable<PauseFeedFrame>;
 }
 
 /**
@@ -58,11 +61,18 @@ export function createServiceDirectory(ports: ServiceDirectoryPorts): Conversati
         // This instance's pauses as listed now; the store flushed after, so they are committed too.
         await store.flush();
         const [stored, records] = await Promise.all([store.pauses(convId), store.conversations()]);
-        const ownerOf = new Map(records.map((record) => [record.conv_id, record.owner]));
+        const recordOf = new Map(records.map((record) => [record.conv_id, record]));
         const known = new Set(here.map(({ pause }) => pause.pause_id));
-        const elsewhere = stored.filter((pause) => !known.has(pause.pause_id) && ownerOf.has(pause.conv_id));
-        return [...here, ...elsewhere.map((pause): ListedPause => ({ pause: wirePause(pause), owner: ownerOf.get(pause.conv_id) }))];
+        const elsewhere = stored.filter((pause) => !known.has(pause.pause_id) && recordOf.has(pause.conv_id));
+        return [
+          ...here,
+          ...elsewhere.map((pause): ListedPause => {
+            const record = recordOf.get(pause.conv_id);
+            return { pause: wirePause(pause), owner: record?.owner, profile: record?.profile ?? null };
+          }),
+        ];
       }),
+    pauseFrames$: ports.pauseFrames$,
     open: (convId) => reading(() => ports.join(convId)),
   };
 }

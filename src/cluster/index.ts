@@ -12,6 +12,7 @@ import type { RunOwnership } from '../core/ownership.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { ServiceStore } from '../sessions/service.js';
 import { createServiceDirectory } from './directory.js';
+import { createServicePauseFeed } from './pause-feed.js';
 import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ClusterCommands, type ClusterConfig, type ClusterStore } from './instance.js';
 
 export type { ClusterConfig, ClusterStore } from './instance.js';
@@ -41,8 +42,17 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   const instance = connectInstance(base, config);
   const { store, ownership, frames, pauses, join } = instance;
   const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands } = {};
+  // The inbox across the service: every instance's pause and resume frames (./pause-feed.ts).
+  const pauseFeed = createServicePauseFeed({
+    instanceId: instance.instanceId,
+    local$: base.directory.pauseFrames$,
+    publisher: instance.redis,
+    subscriber: instance.connect(),
+    channel: `${store.keys.prefix}pauses`,
+  });
   const stop = (): void => {
     pauses.dispose();
+    pauseFeed.dispose();
     parts.orphans?.dispose();
     parts.commands?.dispose();
     void ownership.dispose().finally(() => instance.disconnect());
@@ -56,7 +66,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   const stepwise: Stepwise = {
     ...base,
     frames,
-    directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join }),
+    directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join, pauseFrames$: pauseFeed.frames$ }),
     commands: (handler) => (parts.commands = commandsOf(instance, handler)),
     recover: async (options = {}) => {
       const report = await recoverClaimed(instance, options);

@@ -13,6 +13,11 @@ export interface CommandRequest {
   readonly conv_id?: string;
   /** The caller's user name; undefined on a server without auth. */
   readonly user?: string;
+  /**
+   * Who a decision is recorded as taken by when it is not the caller's user name: `link` for a signed
+   * link (docs/protocol.md, Webhooks and signed links). Set by the server, never by a request body.
+   */
+  readonly by?: string;
   readonly body: unknown;
 }
 

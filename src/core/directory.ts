@@ -1,3 +1,4 @@
+import type { Observable } from 'rxjs';
 import type { PauseInfo } from './pauses.js';
 import type { ForkOrigin, StepFilter } from './store.js';
 import type { Turn } from './turns.js';
@@ -30,10 +31,24 @@ export interface ConversationView extends Omit<ConversationSummary, 'created_at'
   readonly pending_pauses: readonly PauseInfo[];
 }
 
-/** A pending pause, and the user its conversation belongs to. */
+/** A pending pause, and the user and profile its conversation belongs to. */
 export interface ListedPause {
   readonly pause: PauseInfo;
   readonly owner: string | undefined;
+  /** The conversation's profile (docs/protocol.md, Profiles file); null or absent without one. */
+  readonly profile?: string | null;
+}
+
+/**
+ * A `debugger.pause` or `debugger.resume` frame of any conversation, once committed, as the inbox
+ * socket streams it (docs/protocol.md, The inbox), with whom the conversation is for.
+ */
+export interface PauseFeedFrame {
+  readonly conv_id: string;
+  readonly owner: string | undefined;
+  readonly profile: string | null;
+  /** The frame's wire text, exactly as the conversation's own socket sends it (with its seq). */
+  readonly text: string;
 }
 
 export interface ConversationDirectory {
@@ -43,6 +58,11 @@ export interface ConversationDirectory {
   get(convId: string): Promise<ConversationView | undefined>;
   /** The pending pauses, of one conversation or of all. */
   pauses(convId?: string): Promise<readonly ListedPause[]>;
+  /**
+   * The pause and resume frames of every conversation, live: this process's runs', and on an instance
+   * of a service every instance's. Hot; frames before a subscription are not replayed (`pauses` lists them).
+   */
+  readonly pauseFrames$: Observable<PauseFeedFrame>;
   /**
    * Makes a conversation another instance created or went on with known here (its session and its
    * seq), before a route or a socket reads it here. Nothing for one process alone.

@@ -26,8 +26,11 @@ export function parseTokens(text: string): Map<string, string> {
   return table;
 }
 
-/** Who is calling: a user name with auth on, undefined when the server is single-user. */
-export type Caller = { readonly user: string | undefined };
+/**
+ * Who is calling: a user name with auth on, undefined when the server is single-user; `by` names who a
+ * decision is recorded as taken by when it is not the user (`link`, a signed link's holder).
+ */
+export type Caller = { readonly user: string | undefined; readonly by?: string };
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

@@ -43,11 +43,11 @@ export async function committedOnly<T>(context: ServerContext, listed: T): Promi
 
 /** Serves the commands that reach this process, by route, with the route's own functions. */
 export function createCommandHandler(context: () => ServerContext, commands: Readonly<Record<string, StepCommand>>, onError?: (error: unknown) => void): CommandHandler {
-  return async ({ name, user, body, conv_id }) => {
+  return async ({ name, user, by, body, conv_id }) => {
     const command = commands[name];
     if (!command) return { status: 404, body: errorBody('not_found', `no command ${name}`) };
     try {
-      return { status: 200, body: await command(context(), { user }, body, conv_id) };
+      return { status: 200, body: await command(context(), { user, ...(by === undefined ? {} : { by }) }, body, conv_id) };
     } catch (error) {
       if (!(error instanceof HttpError)) {
         onError?.(error);

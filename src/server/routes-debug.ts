@@ -112,7 +112,8 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
     ...(command.reason !== undefined ? { reason: command.reason } : {}),
     ...(command.edits ? { edits: command.edits } : {}),
     ...(command.results ? { results: command.results } : {}),
-    ...(caller.user ? { by: caller.user } : {}),
+    // A signed link's decision is recorded as the link's (docs/protocol.md, Webhooks and signed links).
+    ...((caller.by ?? caller.user) ? { by: caller.by ?? caller.user } : {}),
   });
   if (!submitted.ok) {
     const { code, message, details } = submitted.error;

@@ -16,6 +16,7 @@ import { continuePause, debugRoutes, disableStep, enableStep } from './routes-de
 import { decisionRoutes } from './routes-decisions.js';
 import { grantRoutes } from './routes-grants.js';
 import { forkRoutes } from './routes-fork.js';
+import { inboxRoutes } from './routes-inbox.js';
 import { inferenceRoutes } from './routes-inferences.js';
 import { profileRoutes } from './routes-profiles.js';
 import { toolRoutes, type ToolSource } from './routes-tools.js';
@@ -23,7 +24,10 @@ import { agUiRoutes } from './ag-ui/routes-ag-ui.js';
 import { aiSdkRoutes } from './ai-sdk/routes-ai-sdk.js';
 import { dashboardRoutes } from './static.js';
 import { createWsForwarder } from './ws-forwarder.js';
+import { createPausesSocket } from './ws-inbox-pauses.js';
 import { createUpgradeHandler } from './ws-upgrade.js';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
+import type { WebhooksConfig } from './webhooks/webhooks-config.js';
 
 /** What `stepwise serve` takes for its server (docs/library.md, A server inside your app). */
 export interface StepwiseServerOptions {
@@ -47,6 +51,15 @@ export interface StepwiseServerOptions {
   readonly toolSources?: ReadonlyMap<string, ToolSource>;
   /** Told about every unexpected (500) error, e.g. to log it. */
   readonly onError?: (error: unknown) => void;
+  /** Webhooks told of pauses, with signed links to answer them (docs/protocol.md, Webhooks and signed links). Default none. */
+  readonly webhooks?: WebhooksConfig;
+  /**
+   * The URL approvers reach this server at, under which links are made (`<publicUrl>/a/<token>`), e.g.
+   * `https://agent.example.com/agent`. Default: the attached server's own address and mount path.
+   */
+  readonly publicUrl?: string;
+  /** Told about each failed webhook try (a line without secrets), e.g. to log it. Default: nowhere. */
+  readonly onWebhookFailure?: (message: string) => void;
 }
 
 export interface AttachOptions {
@@ -99,6 +112,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/debug/pauses', 'GET'],
   ['/grants', 'GET'],
   ['/grants/:grant_id', 'DELETE'],
+  ['/pauses', 'GET'],
   ['/healthz', 'GET'],
   ['/ag-ui', 'POST'],
   ['/ag-ui/:profile', 'POST'],
@@ -122,23 +136,37 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
     directory: stepwise.directory,
   };
   const tokens: TokenTable = options.tokens ?? new Map();
-  const router = buildRouter(context, tokens, options);
+  let attached: { readonly server: Server; readonly path: string } | undefined;
+  const webhooks = options.webhooks && createWebhooks(stepwise, options.webhooks, { baseUrl: () => options.publicUrl ?? baseUrlOf(attached), ...(options.onWebhookFailure ? { onFailure: options.onWebhookFailure } : {}) });
+  const router = buildRouter(context, tokens, options, webhooks);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new (loadWs().WebSocketServer)({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
-  const forwarder = createWsForwarder(stepwise, encoder, {
+  const limits = {
     ...(options.maxClientBufferBytes === undefined ? {} : { maxBufferedBytes: options.maxClientBufferBytes }),
     ...(options.maxClientMessagesPerSecond === undefined ? {} : { maxMessagesPerSecond: options.maxClientMessagesPerSecond }),
-  });
+  };
+  const forwarder = createWsForwarder(stepwise, encoder, limits);
+  const allowedOrigins = options.allowedOrigins ?? [];
+  const pausesSocket = createPausesSocket({ context, wss, tokens, allowedOrigins, limits });
   let closing: Promise<void> | undefined;
   return {
     router,
     attach: (server, attach = {}) => {
-      const upgrade = createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins: options.allowedOrigins ?? [], path: attach.path ?? '/ws', others: attach.others ?? 'leave' });
-      server.on('upgrade', upgrade);
+      const path = attach.path ?? '/ws';
+      attached ??= { server, path };
+      const upgrade = createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins, path, others: attach.others ?? 'leave' });
+      // The inbox socket lives beside the conversation socket (docs/protocol.md, The inbox).
+      const pausesPath = `${path.replace(/\/$/, '')}/pauses`;
+      server.on('upgrade', (req, socket, head) => {
+        if (new URL(req.url ?? '/', 'http://localhost').pathname === pausesPath) pausesSocket.upgrade(req, socket, head);
+        else upgrade(req, socket, head);
+      });
     },
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         forwarder.dispose();
+        pausesSocket.dispose();
+        webhooks?.dispose();
         encoder.dispose();
         const stragglers = setTimeout(() => {
           for (const ws of wss.clients) ws.terminate();
@@ -151,7 +179,7 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
   };
 }
 
-function buildRouter(context: ServerContext, tokens: TokenTable, options: StepwiseServerOptions): Router {
+function buildRouter(context: ServerContext, tokens: TokenTable, options: StepwiseServerOptions, webhooks: Webhooks | undefined): Router {
   const express = loadExpress();
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
@@ -164,16 +192,17 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
     res.redirect(301, `${path}/${query}`);
   });
   router.use(dashboardRoutes(options.dashboardDir));
-  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/grants', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
+  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/grants', '/pauses', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
   router.use(loadExpress().json({ limit: BODY_LIMIT }));
   const store = options.store ?? context.stepwise.store;
   router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()), grantRoutes(context));
-  router.use(agUiRoutes(context), aiSdkRoutes(context));
-  router.get('/ws', () => {
-    throw new HttpError(426, 'upgrade_required', 'GET /ws is a WebSocket endpoint: send an Upgrade request');
+  router.use(inboxRoutes(context), agUiRoutes(context), aiSdkRoutes(context));
+  if (webhooks) router.use(webhooks.routes(context));
+  router.get(['/ws', '/ws/pauses'], (req) => {
+    throw new HttpError(426, 'upgrade_required', `GET ${req.path} is a WebSocket endpoint: send an Upgrade request`);
   });
-  for (const [path, method] of ROUTES) {
+  for (const [path, method] of webhooks ? [...ROUTES, LINK_ROUTE] : ROUTES) {
     router.all(path, (_req, res) => {
       res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
       throw new HttpError(405, 'method_not_allowed', `${path} accepts ${method} only`);
@@ -184,6 +213,17 @@ function buildRouter(context: ServerContext, tokens: TokenTable, options: Stepwi
   });
   router.use(errorHandler(options.onError));
   return router;
+}
+
+/** The signed links' route, served only with webhooks (docs/protocol.md, Webhooks and signed links). */
+const LINK_ROUTE = ['/a/:token', 'GET, HEAD, POST'] as const;
+
+/** The server's own URL as links name it when no public URL is given: its address and mount path. */
+function baseUrlOf(attached: { readonly server: Server; readonly path: string } | undefined): string {
+  const address = attached?.server.address();
+  if (!attached || !address || typeof address === 'string') return '';
+  const host = address.address === '::' || address.address === '0.0.0.0' ? 'localhost' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}${attached.path.replace(/\/?ws\/?$/, '')}`;
 }
 
 const splitQuery = (url: string): [string, string] => {

@@ -18,7 +18,7 @@ export interface UpgradeConfig {
   readonly others: 'leave' | 'refuse';
 }
 
-type Refusal = { readonly status: number; readonly code: string; readonly message: string };
+export type Refusal = { readonly status: number; readonly code: string; readonly message: string };
 
 /**
  * `GET /ws?conv_id=…[&since_seq=N][&access_token=…]`: every check runs before the upgrade, so a
@@ -60,7 +60,7 @@ export function createUpgradeHandler(config: UpgradeConfig) {
 }
 
 /** A client's own fault, already answered by ws with a close code: nothing for the server to log. */
-function ignoreClientError(): void {}
+export function ignoreClientError(): void {}
 
 type Accepted = { readonly convId: string; readonly sinceSeq?: number; readonly user: string | undefined };
 
@@ -87,7 +87,8 @@ function check(config: UpgradeConfig, req: IncomingMessage, url: URL): Refusal |
   return { convId, user: caller.user, ...(since === null ? {} : { sinceSeq: Number(since) }) };
 }
 
-function refuse(socket: Duplex, refusal: Refusal): void {
+/** Answers an upgrade with a plain HTTP status and the JSON error body, never a socket. */
+export function refuse(socket: Duplex, refusal: Refusal): void {
   if (!socket.writable) {
     socket.destroy();
     return;

@@ -1,9 +1,10 @@
 import type { ConversationDirectory, ConversationSummary, ConversationView, ListedPause } from '../core/directory.js';
+import { createLocalPauseFeed } from './pause-feed.js';
 import type { Session } from './session.js';
 import type { Stepwise } from './runtime.js';
 
 /** One process alone: its conversations are its sessions, their pauses its controller's. */
-export function createLocalDirectory(stepwise: Pick<Stepwise, 'sessions' | 'controller'>): ConversationDirectory {
+export function createLocalDirectory(stepwise: Pick<Stepwise, 'sessions' | 'controller' | 'frames'>): ConversationDirectory {
   const { sessions, controller } = stepwise;
   const summaryOf = (session: Session): ConversationSummary => ({
     conv_id: session.conv_id,
@@ -26,10 +27,11 @@ export function createLocalDirectory(stepwise: Pick<Stepwise, 'sessions' | 'cont
       const listed: ListedPause[] = [];
       for (const pause of pending) {
         const session = sessions.get(pause.conv_id);
-        if (session?.session_id === pause.session_id) listed.push({ pause, owner: session.owner });
+        if (session?.session_id === pause.session_id) listed.push({ pause, owner: session.owner, profile: session.profile ?? null });
       }
       return Promise.resolve(listed);
     },
+    pauseFrames$: createLocalPauseFeed(stepwise.frames.events$, sessions),
     open: () => Promise.resolve(),
   };
 }

@@ -193,7 +193,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     store,
     grants,
     inferences,
-    directory: createLocalDirectory({ sessions, controller }),
+    directory: createLocalDirectory({ sessions, controller, frames }),
     commands: (handler) => createLocalCommands(handler, (pauseId) => controller.convOf(pauseId)),
     claim,
     recover: async (options) => restoreSnapshot(await store.load(), restorePorts, options),

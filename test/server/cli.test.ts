@@ -44,7 +44,7 @@ writeFileSync(
 const SERVE_FLAGS = [
   '--host', '--port', '--engine', '--model', '--base-url', '--script', '--tools', '--demo-tools', '--profiles', '--mcp', '--debug',
   '--pause-timeout-ms', '--pause-timeout-action', '--max-iterations', '--tool-timeout-ms', '--max-parallel-tools',
-  '--auth-tokens', '--allowed-origins', '--insecure-no-auth', '--store', '--data-dir',
+  '--auth-tokens', '--allowed-origins', '--webhooks', '--public-url', '--insecure-no-auth', '--store', '--data-dir',
 ];
 const DEFAULTS: Record<string, string> = {
   '--host': '127.0.0.1', '--port': '3000', '--engine': 'auto', '--pause-timeout-ms': '30000', '--pause-timeout-action': 'continue',

@@ -6,7 +6,11 @@ import { SemClient } from '../helpers/server-ws-client.js';
 import { parseSse } from '../helpers/ag-ui-client.js';
 
 const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
-const GET_ROUTES = ['/hydrate', '/debug/pauses', '/conversations', '/healthz', '/grants'];
+const GET_ROUTES = ['/hydrate', '/debug/pauses', '/pauses', '/conversations', '/healthz', '/grants'];
+/** Both WebSocket endpoints: a conversation's and the inbox's (docs/protocol.md, The inbox). */
+const SOCKETS = ['/ws?conv_id=fuzz-ws', '/ws/pauses'];
+/** What a socket may be sent besides pongs: the inbox streams the pauses the other fuzzed runs make. */
+const isQuiet = (type: string): boolean => ['ws.hello', 'ws.pong', 'debugger.pause', 'debugger.resume', 'debugger.granted'].includes(type);
 
 /** Values that look like our bodies, with any field possibly of any JSON type. */
 const bodyLike = fc.record(
@@ -43,7 +47,8 @@ describe('fuzzing the wire', () => {
   let t: TestServer;
   let victim: SemClient;
   beforeAll(async () => {
-    t = await startTestServer({ debug: true, runtime: { pauseTimeoutMs: 60_000 } });
+    // With webhooks, so the signed links' routes are fuzzed too (the receiver refuses connections: tried in the background).
+    t = await startTestServer({ debug: true, webhooks: { webhooks: [{ url: 'http://127.0.0.1:9/', secret: 'fuzz-secret-0123456789' }] }, runtime: { pauseTimeoutMs: 60_000 } });
     victim = await SemClient.connect(`${t.wsBase}/ws?conv_id=victim`);
     await post(t.base, '/chat', { prompt: 'x', conv_id: 'victim', overrides: { step_mode: true } });
     await victim.next('debugger.pause');
@@ -107,8 +112,20 @@ describe('fuzzing the wire', () => {
     );
   });
 
+  it('should answer any token and body on the signed links\' route with JSON and never a 5xx', async () => {
+    const token = fc.oneof(fc.string({ minLength: 1 }), fc.tuple(fc.base64String(), fc.base64String()).map(([a, b]) => `${a}.${b}`.replace(/[+/=]/g, '_')));
+    await fc.assert(
+      fc.asyncProperty(token, fc.oneof(bodyLike, fc.jsonValue()), fc.constantFrom('GET', 'POST'), async (raw, value, method) => {
+        const reply = await request(t.base, method, `/a/${encodeURIComponent(raw)}`, method === 'POST' ? JSON.stringify(value) : undefined);
+        expectWellFormed(reply);
+        expect(reply.status).not.toBe(200);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('should answer any query string or path with JSON and never a 5xx', async () => {
-    const query = fc.array(fc.tuple(fc.constantFrom('conv_id', 'since_seq', 'limit', 'x'), fc.oneof(fc.string(), fc.integer().map(String), fc.constant('victim'))), { maxLength: 4 });
+    const query = fc.array(fc.tuple(fc.constantFrom('conv_id', 'since_seq', 'limit', 'tool', 'profile', 'x'), fc.oneof(fc.string(), fc.integer().map(String), fc.constant('victim'))), { maxLength: 4 });
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...GET_ROUTES), query, async (route, pairs) => {
         const search = new URLSearchParams(pairs).toString();
@@ -129,11 +146,11 @@ describe('fuzzing the wire', () => {
     const message = fc.oneof(fc.string(), fc.jsonValue().map((value) => JSON.stringify(value)));
     await fc.assert(
       // A client per run: all the runs on one would be a flood (docs/protocol.md "WebSocket").
-      fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 20 }), async (messages) => {
-        const client = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-ws`);
+      fc.asyncProperty(fc.constantFrom(...SOCKETS), fc.array(message, { minLength: 1, maxLength: 20 }), async (path, messages) => {
+        const client = await SemClient.connect(`${t.wsBase}${path}`);
         for (const m of messages) client.ws.send(m);
         await client.ping();
-        expect(client.frames.every((frame) => frame.type === 'ws.hello' || frame.type === 'ws.pong')).toBe(true);
+        expect(client.frames.every((frame) => isQuiet(frame.type))).toBe(true);
         await client.close();
       }),
       { numRuns: 100 },
@@ -154,9 +171,10 @@ describe('fuzzing the wire', () => {
     );
     const message = fc.oneof(garbage.map((text): Message => ({ data: text, binary: false })), hostile);
     const bystander = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-hostile`);
+    const inboxBystander = await SemClient.connect(`${t.wsBase}/ws/pauses`);
     await fc.assert(
-      fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 10 }), async (messages) => {
-        const client = await SemClient.connect(`${t.wsBase}/ws?conv_id=fuzz-hostile`);
+      fc.asyncProperty(fc.constantFrom('/ws?conv_id=fuzz-hostile', '/ws/pauses'), fc.array(message, { minLength: 1, maxLength: 10 }), async (path, messages) => {
+        const client = await SemClient.connect(`${t.wsBase}${path}`);
         for (const { data, binary } of messages) client.ws.send(data, { binary });
         // The first message the server refuses closes the client; nothing after it is read.
         const closeCode = messages.find((m) => m.closeCode !== undefined)?.closeCode;
@@ -171,16 +189,19 @@ describe('fuzzing the wire', () => {
     );
     await bystander.ping();
     expect(bystander.frames.map((frame) => frame.type)).toEqual(['ws.hello', 'ws.pong']);
+    await inboxBystander.ping();
+    expect(inboxBystander.closeCode).toBeUndefined();
     expect((await get(t.base, '/healthz')).status).toBe(200);
-    await bystander.close();
+    await Promise.all([bystander.close(), inboxBystander.close()]);
   });
 
   it('should survive any bytes where WebSocket frames belong', async () => {
-    const upgrade =
-      'GET /ws?conv_id=fuzz-bytes HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+    const upgradeTo = (path: string): string =>
+      `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
       `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`;
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 512 }), async (bytes) => {
+      fc.asyncProperty(fc.constantFrom('/ws?conv_id=fuzz-bytes', '/ws/pauses'), fc.uint8Array({ minLength: 1, maxLength: 512 }), async (path, bytes) => {
+        const upgrade = upgradeTo(path);
         // Whether ws refuses the bytes (1002, 1007, 1009) or waits for the rest of a frame, the
         // connection closes: at the latest when this end of it does.
         const socket = connect(Number(new URL(t.base).port), '127.0.0.1');
