@@ -27,7 +27,7 @@ const DEFAULT_PAUSED_BENCH = Object.freeze({ runs: 10_000, pauseTimeoutMs: 5000 
 const KB = 1024;
 
 /** Starts `runs` runs that each pause at once; throws unless all of them did. */
-function pauseRuns(sw: Stepwise, runs: number): RunHandle[] {
+export function pauseRuns(sw: Stepwise, runs: number): RunHandle[] {
   const handles: RunHandle[] = [];
   for (let i = 0; i < runs; i += 1) {
     const session = sw.sessions.open();
