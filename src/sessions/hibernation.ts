@@ -1,5 +1,7 @@
 import type { RunCheckpoint, Store } from '../core/store.js';
+import type { EventHub } from '../streams/event-hub.js';
 import type { PauseInfo } from '../streams/events.js';
+import type { FrameLog } from '../streams/frame-log.js';
 import type { StepController, StepControllerPorts } from '../streams/step-controller.js';
 import { resumeAfter } from './recovery.js';
 import type { Session } from './session.js';
@@ -10,6 +12,9 @@ export interface HibernationPorts {
   readonly controller: Pick<StepController, 'get' | 'hibernate'>;
   /** The conversation's session held here; undefined for one that is not. */
   readonly sessionOf: (convId: string) => Session | undefined;
+  /** Where the conversation's frames are buffered for replay; the store has them too. */
+  readonly hub: Pick<EventHub, 'isWatched' | 'lastSeq' | 'forget' | 'seed'>;
+  readonly frames: Pick<FrameLog, 'isWatched' | 'forget'>;
 }
 
 /**
@@ -44,7 +49,22 @@ function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunChe
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
   const held = ports.controller.hibernate?.(pause.pause_id, (resolution) => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
-  if (held) session.hibernate(checkpoint, held);
+  if (!held) return;
+  session.hibernate(checkpoint, held);
+  releaseBuffer(ports, pause.conv_id);
+}
+
+/**
+ * A conversation no client follows gives up its replay buffer, as a closed one does: replay and
+ * `/hydrate` read the store's log (docs/protocol.md, Durability), and seq goes on from where it was.
+ * A followed one keeps it: someone is watching, and such conversations are few.
+ */
+function releaseBuffer({ hub, frames }: HibernationPorts, convId: string): void {
+  if (hub.isWatched(convId) || frames.isWatched(convId)) return;
+  const lastSeq = hub.lastSeq(convId);
+  hub.forget(convId);
+  frames.forget(convId);
+  hub.seed(convId, lastSeq);
 }
 
 /** When a pause hibernates its run, and who does it: what the runtime's controller is built with. */

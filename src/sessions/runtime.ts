@@ -169,7 +169,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const gate = createWriteGate();
   const publish = createGatedPublish(gate, writer, hub);
   // Late-bound to the registry built below: no pause is old enough to hibernate before a session exists.
-  const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId) });
+  const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId), hub, frames });
   const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs: hibernateAfterOf(config, store) });
   const { toolsFor, engineFor } = createRunBuilders(config, scheduler);
   const { registry, executor } = toolsFor(config.tools ?? []);

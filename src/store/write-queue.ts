@@ -47,6 +47,9 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
 
   const settle = (batch: Batch<Op>, error?: unknown): void => {
     batch.settled = true;
+    // Its ops are on disk: kept until the next batch, they held every row a burst wrote (all of a
+    // burst of paused runs' turns and checkpoints, `paused_resident_per_run`).
+    if (latest === batch) latest = undefined;
     if (!batch.done) return;
     if (error === undefined) batch.done.complete();
     else batch.done.error(error);

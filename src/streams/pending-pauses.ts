@@ -145,11 +145,13 @@ export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution:
     settle(book, dormant, resolution);
     if (resolution.reason !== 'cancelled') held.add(book.resumeScheduler.schedule(() => wake(resolution)));
   };
-  const dormant: PendingPause = { ...live, resolve, dormant: true };
+  // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
+  const { info, validateEdit, results } = live;
+  const dormant: PendingPause = { info, validateEdit, results, resolve, dormant: true };
   // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
   book.pendingById.set(pauseId, dormant);
   // Unsubscribed before it resolved: the hibernated run was cancelled (or suspended, muted first).
-  held.add(() => resolve({ pause: live.info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM }));
+  held.add(() => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM }));
   return held;
 }
 

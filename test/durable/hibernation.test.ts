@@ -125,6 +125,38 @@ describe('hibernation (createStepwise with hibernateAfterMs, SQLite store)', () 
     expect(result).toMatchObject({ status: 'failed' });
   });
 
+  it("should give a hibernated run's open pause to its handle, though its replay buffer went to the store", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-hibernate-'));
+    const { store, reads } = countingStore(dir);
+    const sw = createStepwise({
+      engine: createScriptedEngine({ responses: [{ text: 'calling', tool_calls: [{ id: 'call_1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'done' }] }),
+      tools: [echo],
+      store,
+      hibernateAfterMs: 20,
+    });
+    const session = sw.sessions.open({ conv_id: 'c' });
+    sw.controller.enable(session.session_id);
+    const handle = session.start({ prompt: 'go' });
+    const pause = await nextPause(sw, new Set());
+    await sleep(80);
+    expect(reads()).toBe(1);
+    // No client followed the conversation: its frames are replayed from the store from now on.
+    expect(sw.hub.buffered('c').frames).toEqual([]);
+    expect(await sw.frames.read('c', 0)).toMatchObject({ frames: expect.arrayContaining([expect.objectContaining({ seq: 1 })]) });
+    expect(await handle.nextPause()).toEqual(pause);
+    sw.controller.submit({ pause_id: pause.pause_id });
+    const afterTools = await handle.nextPause();
+    expect(afterTools).toMatchObject({ phase: 'after_tools', inference_id: pause.inference_id });
+    sw.controller.submit({ pause_id: afterTools?.pause_id ?? '' });
+    expect(await handle.result()).toMatchObject({ status: 'completed', text: 'done' });
+    await store.flush();
+    // Seq went on from the frames that left the buffer: none reused, none skipped.
+    expect((await store.frames('c')).frames.map((frame) => frame.seq)).toEqual(Array.from({ length: sw.hub.lastSeq('c') }, (_, i) => i + 1));
+    sw.dispose();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('should rebuild the run when step mode is disabled, and end it where it stands when cancelled', async () => {
     const { result } = await expectSameAsResident([(sw, pause) => expect(sw.controller.disable(pause.session_id)).toBe(1)]);
     expect(result).toMatchObject({ status: 'completed' });
