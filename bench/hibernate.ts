@@ -14,7 +14,8 @@ import { createEchoTool, createStepEngine, nowUs, settle, settledHeap, within } 
  *   the SQLite store, once every one has hibernated. Beside it `paused_sqlite_heap_per_run`, the same
  *   runs measured just after they paused, before any could hibernate: the cost hibernation removes.
  * - `resume_hibernated`: ms, median: `POST /debug/continue` of a hibernated pause to the next WebSocket
- *   frame of its conversation (its `debugger.resume`), as `resume_wire` times a resident one. Beside it
+ *   frame of its conversation (its `debugger.resume`), as `resume_wire` times a resident one; baseline:
+ *   the same on the same store with hibernation off. Beside it
  *   `resume_hibernated_next_pause`: the same continue to the run's next `debugger.pause`, which the run
  *   reaches only once rebuilt from its checkpoint and through its tool.
  * - `restart_recover_100k`: ms from the CLI's start to its ready line with `restartRuns` (100 000)
@@ -69,13 +70,16 @@ async function measureResident({ lib, stores }: LoadedLib, dataDir: string, runs
   return { resident: (resident - before) / runs / KB, hibernated: (hibernated - before) / runs / KB, startMs };
 }
 
-/** One conversation stepped through on a server with a SQLite store; each pause left to hibernate first. */
-async function measureResume(loaded: LoadedLib, dataDir: string, samples: number) {
+/**
+ * One conversation stepped through on a server with a SQLite store, each pause left 150 ms before its
+ * continue: with `hibernateAfterMs` 50 every one has hibernated; with Infinity (the baseline) none has.
+ */
+async function measureResume(loaded: LoadedLib, dataDir: string, samples: number, hibernateAfterMs: number) {
   const { createServer } = (await import(new URL('server/app.js', loaded.srcUrl).href)) as typeof import('../src/server/app.js');
   const { lib, stores } = loaded;
   const store = stores.createSqliteStore({ dataDir });
   const engine = createStepEngine(lib, samples + 10);
-  const runtime = { engine, tools: [createEchoTool(lib)], pauseTimeoutMs: HOUR_MS, maxIterations: samples + 20, hibernateAfterMs: 50, store };
+  const runtime = { engine, tools: [createEchoTool(lib)], pauseTimeoutMs: HOUR_MS, maxIterations: samples + 20, hibernateAfterMs, store };
   const server: StepwiseHttpServer = createServer({ debug: true, store, runtime });
   await new Promise<void>((done) => server.http.listen(0, '127.0.0.1', done));
   const port = (server.http.address() as { port: number }).port;
@@ -141,11 +145,12 @@ export async function runHibernateBenchmarks(loaded: LoadedLib, dataRoot: string
     notes.push(`paused_resident_per_run: ${runs} runs paused on SQLite in ${Math.round(startMs)} ms; ${resident.toFixed(2)} KB each before hibernating, ${hibernated.toFixed(2)} KB after`);
   }
   if (cases.includes('resume')) {
-    const { toFrame, toPause } = await measureResume(loaded, join(dataRoot, 'hibernate-resume'), resumeSamples);
+    const resident = await measureResume(loaded, join(dataRoot, 'hibernate-resume-resident'), resumeSamples, Infinity);
+    const { toFrame, toPause } = await measureResume(loaded, join(dataRoot, 'hibernate-resume'), resumeSamples, 50);
     entries.push(
-      entry('resume_hibernated', median(toFrame), 'ms'),
-      entry('resume_hibernated_p99', percentile(toFrame, 99), 'ms'),
-      entry('resume_hibernated_next_pause', median(toPause), 'ms'),
+      entry('resume_hibernated', median(toFrame), 'ms', median(resident.toFrame)),
+      entry('resume_hibernated_p99', percentile(toFrame, 99), 'ms', percentile(resident.toFrame, 99)),
+      entry('resume_hibernated_next_pause', median(toPause), 'ms', median(resident.toPause)),
     );
   }
   if (cases.includes('restart')) {
