@@ -4,7 +4,7 @@ import type { Store } from '../src/core/store.js';
 import type { StepwiseHttpServer } from '../src/server/app.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
 import type { LoadedLib } from './lib.js';
-import { pauseRuns } from './paused.js';
+import { pauseRuns, watchDeadlines } from './paused.js';
 import { buildStore, timeStart } from './restart.js';
 import { createEchoTool, createStepEngine, nowUs, settle, settledHeap, within } from './scenario.js';
 
@@ -18,6 +18,8 @@ import { createEchoTool, createStepEngine, nowUs, settle, settledHeap, within } 
  *   the same on the same store with hibernation off. Beside it
  *   `resume_hibernated_next_pause`: the same continue to the run's next `debugger.pause`, which the run
  *   reaches only once rebuilt from its checkpoint and through its tool.
+ * - `paused_resolve_after_deadline_hibernated`: then those runs' deadlines pass (45 s after they
+ *   paused): ms from a pause's deadline to its `resumed`, the latest of all, as `paused_resolve_after_deadline`.
  * - `restart_recover_100k`: ms from the CLI's start to its ready line with `restartRuns` (100 000)
  *   paused runs in the store, as `restart_recover` measures 10 000.
  */
@@ -33,6 +35,7 @@ const DEFAULT_HIBERNATE_BENCH = Object.freeze({ runs: 100_000, resumeSamples: 10
 const KB = 1024;
 const HIBERNATE_AFTER_MS = 1000;
 const HOUR_MS = 3_600_000;
+const DEADLINE_MS = 45_000;
 
 /** A SQLite store whose checkpoint reads (hibernation's one read per pause) are counted. */
 function countingReads(store: Store): { store: Store; reads: () => number } {
@@ -46,7 +49,8 @@ function countingReads(store: Store): { store: Store; reads: () => number } {
 
 async function measureResident({ lib, stores }: LoadedLib, dataDir: string, runs: number) {
   const counted = countingReads(stores.createSqliteStore({ dataDir }));
-  const config = { engine: createStepEngine(lib, 1), tools: [createEchoTool(lib)], pauseTimeoutMs: HOUR_MS, hibernateAfterMs: HIBERNATE_AFTER_MS, store: counted.store };
+  // Long enough to pause them all and let them hibernate; then every deadline passes, all at about once.
+  const config = { engine: createStepEngine(lib, 1), tools: [createEchoTool(lib)], pauseTimeoutMs: DEADLINE_MS, hibernateAfterMs: HIBERNATE_AFTER_MS, store: counted.store };
   const sw = lib.createStepwise({ ...config, retention: { maxSessions: runs + 1000 } });
   const before = settledHeap();
   const started = nowUs();
@@ -64,10 +68,14 @@ async function measureResident({ lib, stores }: LoadedLib, dataDir: string, runs
   );
   const hibernated = settledHeap();
   if (sw.controller.pending().length !== runs) throw new Error('hibernate bench: a hibernated pause went missing');
+  const watch = watchDeadlines(sw, runs);
+  const slack = watch.firstDeadline - Date.now();
+  await within(watch.all, DEADLINE_MS + 300_000, 'the deadlines of the hibernated runs');
+  watch.stop();
   handles.length = 0;
   await sw.suspend();
   await counted.store.close();
-  return { resident: (resident - before) / runs / KB, hibernated: (hibernated - before) / runs / KB, startMs };
+  return { resident: (resident - before) / runs / KB, hibernated: (hibernated - before) / runs / KB, startMs, lateness: watch.latest(), slack };
 }
 
 /**
@@ -140,9 +148,14 @@ export async function runHibernateBenchmarks(loaded: LoadedLib, dataRoot: string
   const entries: BenchEntry[] = [];
   const notes: string[] = [];
   if (cases.includes('resident')) {
-    const { resident, hibernated, startMs } = await measureResident(loaded, join(dataRoot, 'hibernate-resident'), runs);
-    entries.push(entry('paused_resident_per_run', hibernated, 'KB'), entry('paused_sqlite_heap_per_run', resident, 'KB'));
+    const { resident, hibernated, startMs, lateness, slack } = await measureResident(loaded, join(dataRoot, 'hibernate-resident'), runs);
+    entries.push(
+      entry('paused_resident_per_run', hibernated, 'KB'),
+      entry('paused_sqlite_heap_per_run', resident, 'KB'),
+      entry('paused_resolve_after_deadline_hibernated', lateness, 'ms'),
+    );
     notes.push(`paused_resident_per_run: ${runs} runs paused on SQLite in ${Math.round(startMs)} ms; ${resident.toFixed(2)} KB each before hibernating, ${hibernated.toFixed(2)} KB after`);
+    notes.push(`paused_resolve_after_deadline_hibernated: the latest of ${runs} hibernated pauses resolved ${Math.round(lateness)} ms after its deadline; the first deadline came ${Math.round(slack)} ms after all had hibernated`);
   }
   if (cases.includes('resume')) {
     const resident = await measureResume(loaded, join(dataRoot, 'hibernate-resume-resident'), resumeSamples, Infinity);

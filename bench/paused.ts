@@ -40,7 +40,7 @@ export function pauseRuns(sw: Stepwise, runs: number): RunHandle[] {
 }
 
 /** Resolves when `count` pauses of the first batch resolved on their deadline; tracks the latest lateness. */
-function watchDeadlines(sw: Stepwise, count: number) {
+export function watchDeadlines(sw: Stepwise, count: number) {
   const deadlines = new Map(sw.controller.pending().map((pause) => [pause.pause_id, pause.deadline_ms]));
   let latest = 0;
   let resolved = 0;
@@ -55,7 +55,7 @@ function watchDeadlines(sw: Stepwise, count: number) {
     resolved += 1;
     if (resolved === count) onAll?.();
   });
-  return { all, latest: () => latest, firstDeadline: Math.min(...deadlines.values()), stop: () => {
+  return { all, latest: () => latest, firstDeadline: [...deadlines.values()].reduce((a, b) => Math.min(a, b), Infinity), stop: () => {
       subscription.unsubscribe();
       deadlines.clear();
     },
