@@ -27,7 +27,7 @@ const DEFAULT_PAUSED_BENCH = Object.freeze({ runs: 10_000, pauseTimeoutMs: 5000 
 const KB = 1024;
 
 /** Starts `runs` runs that each pause at once; throws unless all of them did. */
-function pauseRuns(sw: Stepwise, runs: number): RunHandle[] {
+export function pauseRuns(sw: Stepwise, runs: number): RunHandle[] {
   const handles: RunHandle[] = [];
   for (let i = 0; i < runs; i += 1) {
     const session = sw.sessions.open();
@@ -40,7 +40,7 @@ function pauseRuns(sw: Stepwise, runs: number): RunHandle[] {
 }
 
 /** Resolves when `count` pauses of the first batch resolved on their deadline; tracks the latest lateness. */
-function watchDeadlines(sw: Stepwise, count: number) {
+export function watchDeadlines(sw: Stepwise, count: number) {
   const deadlines = new Map(sw.controller.pending().map((pause) => [pause.pause_id, pause.deadline_ms]));
   let latest = 0;
   let resolved = 0;
@@ -55,7 +55,7 @@ function watchDeadlines(sw: Stepwise, count: number) {
     resolved += 1;
     if (resolved === count) onAll?.();
   });
-  return { all, latest: () => latest, firstDeadline: Math.min(...deadlines.values()), stop: () => {
+  return { all, latest: () => latest, firstDeadline: [...deadlines.values()].reduce((a, b) => Math.min(a, b), Infinity), stop: () => {
       subscription.unsubscribe();
       deadlines.clear();
     },

@@ -43,7 +43,7 @@ export async function buildStore({ lib, stores }: LoadedLib, dataDir: string, ru
 }
 
 /** Starts the CLI on `dataDir`; resolves with the ms from spawn to its ready line, after killing it. */
-async function timeStart(cliMainUrl: string, dataDir: string): Promise<number> {
+export async function timeStart(cliMainUrl: string, dataDir: string): Promise<number> {
   const shim = `import(${JSON.stringify(cliMainUrl)}).then(({ main }) => main(process.argv.slice(1))).catch((e) => { console.error(e); process.exit(1); })`;
   const started = nowUs();
   const child = spawn(process.execPath, ['--input-type=module', '-e', shim, '--', 'serve', '--port', '0', '--data-dir', dataDir], {

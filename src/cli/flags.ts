@@ -89,6 +89,12 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   { name: 'data-dir', arg: 'DIR', default: DEFAULT_DATA_DIR, help: 'the SQLite store\'s folder (created); one server per folder' },
   { name: 'redis-url', arg: 'URL', default: `STEPWISE_REDIS_URL, else ${REDIS_STORE_DEFAULTS.url}`, help: 'the Redis of --store redis (redis:// or rediss://)' },
+  {
+    name: 'hibernate-after-ms',
+    arg: 'MS',
+    default: '2000 (sqlite, redis), never (memory)',
+    help: 'with a durable store, a run paused longer than this leaves memory and is rebuilt from its checkpoint when the pause resolves; nothing a client sees changes',
+  },
   { name: 'lease-ms', arg: 'MS', default: '5000', help: 'with --store redis, how long an instance owns its runs without renewing; another takes them over after it' },
   {
     name: 'max-frames-per-conversation',

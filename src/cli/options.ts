@@ -39,6 +39,8 @@ export interface ServeOptions {
   readonly insecureNoAuth: boolean;
   readonly store: StoreKind;
   readonly dataDir: string;
+  /** `--hibernate-after-ms`; when absent, the runtime's default for its store. */
+  readonly hibernateAfterMs?: number;
   /** `--redis-url`; when absent, main reads `STEPWISE_REDIS_URL`, else the store's default. */
   readonly redisUrl?: string;
   /** How long an instance owns a run without renewing its lease (docs/protocol.md, Several instances). */
@@ -77,6 +79,7 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
   const dataDir = text('data-dir') ?? DEFAULT_DATA_DIR;
   if (dataDir.trim() === '') throw new UsageError('--data-dir needs a folder');
   const maxFrames = text('max-frames-per-conversation');
+  const hibernateAfter = text('hibernate-after-ms');
   const redisUrl = text('redis-url');
   const publicUrl = text('public-url')?.replace(/\/+$/, '');
   if (publicUrl !== undefined && !/^https?:\/\/./.test(publicUrl)) throw new UsageError(`--public-url must be an http:// or https:// URL, got "${publicUrl}"`);
@@ -107,6 +110,7 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     dataDir,
     ...optional('redisUrl', redisUrl),
     leaseMs: integer('--lease-ms', text('lease-ms'), 5000, 100),
+    ...(hibernateAfter === undefined ? {} : { hibernateAfterMs: integer('--hibernate-after-ms', hibernateAfter, 0, 0) }),
     ...(maxFrames === undefined ? {} : { maxFramesPerConversation: integer('--max-frames-per-conversation', maxFrames, 0, MIN_FRAMES_KEPT) }),
   };
 }

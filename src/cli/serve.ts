@@ -70,6 +70,7 @@ function serverOptionsOf(options: ServeOptions, inputs: ServeInputs, store: Stor
       maxIterations: options.maxIterations,
       toolTimeoutMs: options.toolTimeoutMs,
       maxParallelTools: options.maxParallelTools,
+      ...(options.hibernateAfterMs === undefined ? {} : { hibernateAfterMs: options.hibernateAfterMs }),
       store,
     },
     // The audit trail route reads the same store the runtime writes.

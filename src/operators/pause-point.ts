@@ -89,7 +89,8 @@ const hasGrants = (ports: PausePorts): ports is PausePorts & GrantPorts =>
 
 const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 
-function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
+/** A pause's resolution on the state it paused: the run goes on from what this returns (also a hibernated run, rebuilt). */
+export function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
   const { decision } = resolution;
   if (decision.action === 'abort') return endWith(state, { status: 'failed', error: decision.reason });
   if (phase === 'after_inference') return withDecision(state, decision);

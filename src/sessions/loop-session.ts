@@ -23,6 +23,10 @@ interface ActiveRun {
   readonly turn_id: string;
   readonly cancel$: Subject<void>;
   blocks: readonly Block[];
+  /** The run's handle, settled by whichever loop ends the run (a hibernated run's is rebuilt). */
+  readonly handle?: LoopRunHandle;
+  /** Hibernated: the checkpoint the run is rebuilt from when its pause resolves; no loop is subscribed. */
+  readonly checkpoint?: RunCheckpoint;
 }
 
 /**
@@ -124,6 +128,41 @@ export class LoopSession implements Session {
     );
   }
 
+  hibernate(checkpoint: RunCheckpoint, pause: Subscription): void {
+    const { ports, settings, conv_id, active } = this;
+    if (!active) return void pause.unsubscribe();
+    // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
+    settings.runs.drop(conv_id);
+    const { turn_id, blocks, handle } = active;
+    const hibernated: ActiveRun = { turn_id, cancel$: new Subject<void>(), blocks, checkpoint, ...(handle ? { handle } : {}) };
+    this.active = hibernated;
+    const held = new Subscription();
+    held.add(pause);
+    settings.runs.hold(conv_id, held);
+    held.add(
+      hibernated.cancel$.subscribe(() => {
+        // As a parked run is cancelled: the pause resolves `cancelled`, then the run ends where it stood.
+        settings.runs.drop(conv_id);
+        this.active = undefined;
+        const result = cancelledAt(ports, this.stateOf(checkpoint, (state) => ({ ...state, blocks })));
+        this.finished.push(result.turn);
+        settings.onRunEnded?.(this, result);
+        handle?.settle(result);
+        settings.onActivity?.(this);
+      }),
+    );
+  }
+
+  wake(resume: (state: LoopState) => LoopState): void {
+    const hibernated = this.active;
+    // Cancelled, suspended or closed since its pause resolved: nothing to rebuild.
+    if (!hibernated?.checkpoint) return;
+    // Its pause has resolved: the hold has nothing left to unsubscribe.
+    this.settings.runs.release(this.conv_id);
+    this.active = undefined;
+    this.launch(resume(this.stateOf(hibernated.checkpoint, (state) => state)), true, hibernated.handle);
+  }
+
   restoreTurns(turns: readonly Turn[]): void {
     if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
     this.finished.splice(0, this.finished.length, ...turns);
@@ -154,6 +193,11 @@ export class LoopSession implements Session {
   private restored(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): LoopState {
     if (this.closed) throw new SessionClosedError(this.conv_id);
     if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
+    return this.stateOf(checkpoint, prepare);
+  }
+
+  /** A checkpoint's loop state, built as recovery builds it (docs/protocol.md, Durability). */
+  private stateOf(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): LoopState {
     const run = this.runContext(checkpoint, overridesOf(checkpoint), this.chosen.engine, this.chosen.tools);
     const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
     return prepare(state);
@@ -165,12 +209,12 @@ export class LoopSession implements Session {
   }
 
   /** Runs the loop from `initial` as the session's one active run, subscribed by the session registry. */
-  private launch(initial: LoopState, resumed: boolean): RunHandle {
+  private launch(initial: LoopState, resumed: boolean, woken?: LoopRunHandle): RunHandle {
     const { ports, settings, conv_id } = this;
     const { inference_id, turn_id } = initial.run;
     const cancel$ = new Subject<void>();
-    const handle = new LoopRunHandle(inference_id, turn_id, conv_id, settings.views.hub.lastSeq(conv_id), settings.views);
-    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks };
+    const handle = woken ?? new LoopRunHandle(inference_id, turn_id, conv_id, settings.views.hub.lastSeq(conv_id), settings.views);
+    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks, handle };
     this.active = current;
     settings.onActivity?.(this);
     const release = (): void => {

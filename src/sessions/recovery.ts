@@ -2,7 +2,8 @@ import type { Observable } from 'rxjs';
 import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPausePhase, StoreSnapshot } from '../core/store.js';
 import type { Block } from '../core/turns.js';
 import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
-import { pauseAt } from '../operators/pause-point.js';
+import { applyResolution, pauseAt } from '../operators/pause-point.js';
+import type { PauseResolution } from '../streams/step-commands.js';
 import type { EventHub } from '../streams/event-hub.js';
 import { eventFrom, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
@@ -135,6 +136,14 @@ const AFTER: Readonly<Record<StoredPausePhase, LoopPhase>> = Object.freeze({ aft
  */
 function waitAt(ports: RecoveryPorts['loop'], phase: StoredPausePhase, state: LoopState): Observable<LoopState> {
   return pauseAt(phase, ports, withNext(state, AFTER[phase]));
+}
+
+/**
+ * A rebuilt run's state once its pause resolved while hibernated (docs/protocol.md, Durability): the resolution applied as
+ * the pause would have applied it, and the loop sent on to the phase after the pause, as `waitAt` does.
+ */
+export function resumeAfter(phase: StoredPausePhase, state: LoopState, resolution: PauseResolution): LoopState {
+  return applyResolution(phase, withNext(state, AFTER[phase]), resolution);
 }
 
 /** Says the run resumed, and answers the tool calls that were running and may not run twice. */

@@ -1,4 +1,4 @@
-import { AsyncSubject, defer, filter, firstValueFrom, from, map, takeWhile, type Observable } from 'rxjs';
+import { AsyncSubject, concat, defer, filter, firstValueFrom, from, map, takeWhile, type Observable } from 'rxjs';
 import type { Turn } from '../core/turns.js';
 import type { EventHub } from '../streams/event-hub.js';
 import type { PauseInfo, SequencedEvent, StepwiseEvent } from '../streams/events.js';
@@ -88,11 +88,18 @@ export class LoopRunHandle implements RunHandle {
 
   get pauses$(): Observable<PauseInfo> {
     const { controller } = this.views;
-    return this.events$.pipe(
-      filter(isPaused),
-      map((frame) => frame.event.pause),
-      filter((pause) => controller.get(pause.pause_id) !== undefined),
-    );
+    return defer(() => {
+      // The run's open pause from the controller first: a hibernated run's `paused` frame may have left
+      // the conversation's buffer (docs/protocol.md, Durability), and its pause is still open.
+      const open = this.over ? [] : controller.pending().filter((pause) => pause.inference_id === this.inference_id);
+      const known = new Set(open.map((pause) => pause.pause_id));
+      const later = this.events$.pipe(
+        filter(isPaused),
+        map((frame) => frame.event.pause),
+        filter((pause) => !known.has(pause.pause_id) && controller.get(pause.pause_id) !== undefined),
+      );
+      return concat(from(open), later);
+    });
   }
 
   nextPause(): Promise<PauseInfo | undefined> {

@@ -16,6 +16,7 @@ import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.js';
+import { createHibernation, hibernateAfterOf, type HibernationSetting } from './hibernation.js';
 import { forkConversation, type ForkPorts, type ForkRequest, type ForkResult } from './fork.js';
 import { createRunBuilders, createStoredLoop } from './loop-wiring.js';
 import { restoreSnapshot, takeOverConversation, type RecoverOptions, type RecoveryReport, type RestorePorts } from './recovery.js';
@@ -95,6 +96,12 @@ export interface StepwiseConfig {
   readonly onFrameError?: (error: unknown) => void;
   /** How many requests sent to the model are kept for `inferences` (docs/protocol.md, What was sent to the model). */
   readonly inferenceLog?: InferenceLogConfig;
+  /**
+   * How long a pause keeps its run in memory (docs/protocol.md, Durability): older, the run leaves memory and is rebuilt
+   * from its checkpoint when the pause resolves; nothing observable changes. Default 2 000 ms with a
+   * durable store; off (Infinity) with a memory one, which keeps no checkpoint to rebuild from.
+   */
+  readonly hibernateAfterMs?: number;
 }
 
 /** A runtime: one event hub, one step controller, tools and sessions over one engine. */
@@ -163,7 +170,9 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const tracing = createRuntimeTracing(hub.events$, config.tracer);
   const gate = createWriteGate();
   const publish = createGatedPublish(gate, writer, hub);
-  const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer });
+  // Late-bound to the registry built below: no pause is old enough to hibernate before a session exists.
+  const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId), hub, frames });
+  const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs: hibernateAfterOf(config, store) });
   const { toolsFor, engineFor } = createRunBuilders(config, scheduler);
   const { registry, executor } = toolsFor(config.tools ?? []);
   const engine = engineFor(config.engine);
@@ -242,14 +251,16 @@ function createGatedPublish(gate: WriteGate, writer: StoreWriter, hub: EventHub)
 /** The runtime's step controller, every resolution stored unless the gate says the conversation is silent. */
 function createRuntimeController(
   config: StepwiseConfig,
-  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter },
+  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter } & HibernationSetting,
 ): StepController {
-  const { scheduler, ids, publish, gate, writer } = ports;
+  const { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs } = ports;
   return createStepController(
-    { scheduler, ids, publish, onResolved: (resolution) => gate.writes(resolution.pause.conv_id) && writer.resolved(resolution) },
+    { scheduler, ids, publish, onResolved: (resolution) => gate.writes(resolution.pause.conv_id) && writer.resolved(resolution), hibernate },
     {
+      ...(hibernateAfterMs === undefined ? {} : { hibernateAfterMs }),
       ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),
       ...(config.timeoutAction === undefined ? {} : { timeoutAction: config.timeoutAction }),
     },
   );
 }
+

@@ -1,4 +1,4 @@
-import type { Observable, OperatorFunction } from 'rxjs';
+import type { Observable, OperatorFunction, Subscription } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
@@ -89,6 +89,18 @@ export interface Session extends SessionIdentity {
    * any run, or on an idle session another instance of the service has run since (docs/protocol.md, Several instances).
    */
   restoreTurns(turns: readonly Turn[]): void;
+  /**
+   * Hibernation only (docs/protocol.md, Durability): the run, paused at the pause `pause` holds (hibernated by the
+   * controller), leaves memory: its loop is unsubscribed and the session keeps its turn and
+   * `checkpoint`. Cancelled, it ends where it stands as a parked run does; `wake` rebuilds it.
+   */
+  hibernate(checkpoint: RunCheckpoint, pause: Subscription): void;
+  /**
+   * Hibernation only: the hibernated run's pause resolved; its loop is rebuilt from the checkpoint as
+   * recovery rebuilds it, `resume` applies the resolution, and it goes on with the same handle.
+   * Nothing when the session holds no hibernated run (cancelled or closed since).
+   */
+  wake(resume: (state: LoopState) => LoopState): void;
   /**
    * Stops the active run where it stands without ending it (SIGTERM with a durable store): no
    * `run-ended`, its checkpoint kept. The session starts no run after it. The caller mutes publishing first.

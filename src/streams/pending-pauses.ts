@@ -1,6 +1,7 @@
-import { Observable, type SchedulerLike } from 'rxjs';
+import { Observable, Subscription, type SchedulerLike } from 'rxjs';
 import type { StepFilter } from '../core/store.js';
 import { bindResolution } from './bound-decisions.js';
+import type { DeadlineIndex } from './deadline-index.js';
 import { eventFrom, type PauseInfo } from './events.js';
 import { decide, reasonOf, StepCommandError, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
 import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
@@ -16,6 +17,8 @@ interface PendingPause {
   readonly results: Readonly<Record<string, unknown>>;
   /** Resolves the pause if it is still pending; later calls do nothing. */
   readonly resolve: (resolution: PauseResolution) => void;
+  /** Hibernated: no run waits on it; its resolution wakes one (`hibernateIn`). */
+  readonly dormant?: true;
 }
 
 /** What is kept of a resolved pause, to answer "already resolved" and whose it was. */
@@ -32,6 +35,10 @@ export interface PauseBook {
   readonly pauseTimeoutMs: number;
   readonly timeoutAction: TimeoutAction;
   readonly resolvedMemory: number;
+  /** How long a pause stays resident before `ports.hibernate` is told of it; undefined: never. */
+  readonly hibernateAfterMs: number | undefined;
+  /** Every pause's deadline and hibernation, one timer for the soonest. */
+  readonly deadlines: DeadlineIndex;
   // Session -> its filter (undefined: every tool, both phases); present means step mode is on.
   readonly enabled: Map<string, StepFilter | undefined>;
   readonly pendingById: Map<string, PendingPause>;
@@ -47,8 +54,10 @@ export const pendingOf = (book: PauseBook, sessionId: string): PendingPause[] =>
 /** Forgets a pending pause, remembers how it ended and publishes `resumed`. */
 function settle(book: PauseBook, entry: PendingPause, resolution: PauseResolution): void {
   const { info } = entry;
-  const { pendingById, resolved, ports } = book;
+  const { pendingById, resolved, ports, deadlines } = book;
   pendingById.delete(info.pause_id);
+  deadlines.delete(deadlineKey(info.pause_id));
+  deadlines.delete(hibernationKey(info.pause_id));
   resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
   if (resolved.size > book.resolvedMemory) resolved.delete(resolved.keys().next().value as string);
   ports.onResolved?.(resolution);
@@ -86,14 +95,12 @@ function pauseInfoOf(book: PauseBook, request: PauseRequest, now: number): Pause
 /** See `StepController.pause`. */
 export function pause$(book: PauseBook, request: PauseRequest): Observable<PauseResolution> {
   return new Observable<PauseResolution>((subscriber) => {
-    const { scheduler } = book;
-    const now = scheduler.now();
+    const now = book.scheduler.now();
     const info = pauseInfoOf(book, request, now);
     const resolve = (unbound: PauseResolution): void => {
       // Still pending is what makes it the first: the registry is the one record of that.
       if (book.pendingById.get(info.pause_id) !== entry) return;
       const resolution = bindResolution(unbound);
-      deadline.unsubscribe();
       settle(book, entry, resolution);
       // The run goes on after whoever resolved the pause (an HTTP handler) has returned.
       subscriber.add(
@@ -105,15 +112,54 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
     };
     const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), results: request.results ?? NO_RESULTS, resolve };
     book.pendingById.set(info.pause_id, entry);
-    const deadline = scheduler.schedule(
-      () => resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }),
-      Math.max(0, info.deadline_ms - now),
-    );
+    schedulePause(book, info, now);
     book.ports.publish(eventFrom('paused', info, now, { pause: info }));
     // Unsubscribed before it resolved: the run was cancelled.
     return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
   });
 }
+
+/** The pause's deadline, and its hibernation when that comes first, in the controller's one index. */
+function schedulePause(book: PauseBook, info: PauseInfo, now: number): void {
+  const { pause_id, deadline_ms } = info;
+  book.deadlines.set(deadlineKey(pause_id), deadline_ms, () =>
+    book.pendingById.get(pause_id)?.resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }),
+  );
+  const { hibernateAfterMs, ports } = book;
+  if (hibernateAfterMs === undefined || !ports.hibernate || now + hibernateAfterMs >= deadline_ms) return;
+  book.deadlines.set(hibernationKey(pause_id), now + hibernateAfterMs, () => {
+    const entry = book.pendingById.get(pause_id);
+    if (entry) ports.hibernate?.(entry.info);
+  });
+}
+
+/**
+ * See `StepController.hibernate`: the pause stays pending for everyone (listings, commands, its
+ * deadline) without the run that waited at it; its resolution is handed to `wake` instead, on the
+ * resume scheduler, after `resumed` was published exactly as for a resident pause.
+ */
+export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined {
+  const live = book.pendingById.get(pauseId);
+  if (!live || live.dormant) return undefined;
+  const held = new Subscription();
+  const resolve = (unbound: PauseResolution): void => {
+    if (book.pendingById.get(pauseId) !== dormant) return;
+    const resolution = bindResolution(unbound);
+    settle(book, dormant, resolution);
+    if (resolution.reason !== 'cancelled') held.add(book.resumeScheduler.schedule(() => wake(resolution)));
+  };
+  // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
+  const { info, validateEdit, results } = live;
+  const dormant: PendingPause = { info, validateEdit, results, resolve, dormant: true };
+  // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
+  book.pendingById.set(pauseId, dormant);
+  // Unsubscribed before it resolved: the hibernated run was cancelled (or suspended, muted first).
+  held.add(() => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM }));
+  return held;
+}
+
+const deadlineKey = (pauseId: string): string => `d${pauseId}`;
+const hibernationKey = (pauseId: string): string => `h${pauseId}`;
 
 /** See `StepController.submit`. */
 export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResult {

@@ -1,8 +1,9 @@
-import { asapScheduler, asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
+import { asapScheduler, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
-import { disableIn, pause$, pendingOf, submitTo, type PauseBook } from './pending-pauses.js';
+import { createDeadlineIndex } from './deadline-index.js';
+import { disableIn, hibernateIn, pause$, pendingOf, submitTo, type PauseBook } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
 
 export type TimeoutAction = 'continue' | 'deny' | 'abort';
@@ -14,6 +15,8 @@ export interface StepControllerConfig {
   readonly timeoutAction?: TimeoutAction;
   /** How many resolved pause ids are remembered to answer "already resolved". Default 10 000. */
   readonly resolvedMemory?: number;
+  /** How long a pause waits before `ports.hibernate` is told of it (docs/protocol.md, Durability). Default never. */
+  readonly hibernateAfterMs?: number;
 }
 
 const DEFAULT_STEP_CONFIG = Object.freeze({ pauseTimeoutMs: 30_000, timeoutAction: 'continue', resolvedMemory: 10_000 });
@@ -31,6 +34,8 @@ export interface StepControllerPorts {
   readonly publish: (event: StepwiseEvent) => void;
   /** Told of every resolution just before its `resumed` event is published (the audit trail). Default none. */
   readonly onResolved?: (resolution: PauseResolution) => void;
+  /** Told of a pause still pending `hibernateAfterMs` after it began; it may `hibernate` it. Default none. */
+  readonly hibernate?: (pause: PauseInfo) => void;
 }
 
 /** What the loop asks for at a pause point. */
@@ -91,6 +96,13 @@ export interface StepController {
   /** The conversation a pause belongs to, while pending and after it resolved (as long as it is remembered). */
   convOf(pauseId: string): string | undefined;
   pending(sessionId?: string): PauseInfo[];
+  /**
+   * Keeps a pending pause pending (listed, decided, timed out as before) without the run waiting at it:
+   * the caller unsubscribes that run next, and gets the resolution in `wake`, on the resume scheduler,
+   * after `resumed` was published. Unsubscribing the returned subscription first resolves it as
+   * `cancelled` (publishing `resumed`, no wake). Undefined when not pending or already hibernated.
+   */
+  hibernate?(pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined;
 }
 
 export function createStepController(ports: StepControllerPorts, config: StepControllerConfig = {}): StepController {
@@ -105,6 +117,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     filterOf: (sessionId) => enabled.get(sessionId),
     pause: (request) => pause$(book, request),
     submit: (command) => submitTo(book, command),
+    hibernate: (pauseId, wake) => hibernateIn(book, pauseId, wake),
     get: (pauseId) => pendingById.get(pauseId)?.info,
     convOf: (pauseId) => pendingById.get(pauseId)?.info.conv_id ?? resolved.get(pauseId)?.conv_id,
     pending: (sessionId) =>
@@ -116,20 +129,26 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
 
 /** The controller's settings, checked, and its empty books; bad settings fail here, naming themselves. */
 function createPauseBook(ports: StepControllerPorts, config: StepControllerConfig): PauseBook {
-  const { pauseTimeoutMs, timeoutAction, resolvedMemory } = { ...DEFAULT_STEP_CONFIG, ...config };
+  const { pauseTimeoutMs, timeoutAction, resolvedMemory, hibernateAfterMs } = { ...DEFAULT_STEP_CONFIG, ...config };
   if (!(Number.isFinite(pauseTimeoutMs) && pauseTimeoutMs >= 0)) {
     throw new RangeError(`createStepController: pauseTimeoutMs must be a non-negative number, got ${pauseTimeoutMs}`);
   }
   if (!['continue', 'deny', 'abort'].includes(timeoutAction)) {
     throw new RangeError(`createStepController: timeoutAction must be continue, deny or abort, got "${timeoutAction}"`);
   }
+  if (hibernateAfterMs !== undefined && !(Number.isFinite(hibernateAfterMs) && hibernateAfterMs >= 0)) {
+    throw new RangeError(`createStepController: hibernateAfterMs must be a non-negative number, got ${hibernateAfterMs}`);
+  }
+  const scheduler = ports.scheduler ?? asyncScheduler;
   return {
     ports,
-    scheduler: ports.scheduler ?? asyncScheduler,
+    scheduler,
     resumeScheduler: ports.resumeScheduler ?? asapScheduler,
     pauseTimeoutMs,
     timeoutAction: timeoutAction as TimeoutAction,
     resolvedMemory,
+    hibernateAfterMs,
+    deadlines: createDeadlineIndex(scheduler),
     enabled: new Map(),
     pendingById: new Map(),
     resolved: new Map(),

@@ -1,0 +1,83 @@
+import type { RunCheckpoint, Store } from '../core/store.js';
+import type { EventHub } from '../streams/event-hub.js';
+import type { PauseInfo } from '../streams/events.js';
+import type { FrameLog } from '../streams/frame-log.js';
+import type { StepController, StepControllerPorts } from '../streams/step-controller.js';
+import { resumeAfter } from './recovery.js';
+import type { Session } from './session.js';
+
+/** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
+export interface HibernationPorts {
+  readonly store: Pick<Store, 'checkpoints'>;
+  readonly controller: Pick<StepController, 'get' | 'hibernate'>;
+  /** The conversation's session held here; undefined for one that is not. */
+  readonly sessionOf: (convId: string) => Session | undefined;
+  /** Where the conversation's frames are buffered for replay; the store has them too. */
+  readonly hub: Pick<EventHub, 'isWatched' | 'lastSeq' | 'forget' | 'seed'>;
+  readonly frames: Pick<FrameLog, 'isWatched' | 'forget'>;
+}
+
+/**
+ * The controller's `hibernate` port (docs/protocol.md, Durability): a pause still pending after `hibernateAfterMs` gives
+ * up its run's loop. Its run's checkpoint at that pause is read from the store first; the pause then
+ * stays pending in the controller (every listing, command and its deadline see it as before), and the
+ * session keeps only its turn and that checkpoint. When the pause resolves the run is rebuilt from the
+ * checkpoint as recovery rebuilds one (docs/protocol.md, Durability), without recovery's `log` frame:
+ * for everyone watching, the run never stopped.
+ *
+ * A pause with no matching stored checkpoint (not committed yet, or a store that keeps none) stays
+ * resident: hibernating it would lose the state the run goes on from.
+ */
+export function createHibernation(ports: HibernationPorts): (pause: PauseInfo) => void {
+  return (pause) => {
+    ports.store.checkpoints(pause.conv_id).then(
+      (checkpoints) => {
+        const checkpoint = checkpoints.find((candidate) => isAt(candidate, pause));
+        if (checkpoint) hibernate(ports, pause, checkpoint);
+      },
+      // A store that cannot answer now: the run stays resident, which is only costlier.
+      () => undefined,
+    );
+  };
+}
+
+const isAt = (checkpoint: RunCheckpoint, pause: PauseInfo): boolean =>
+  checkpoint.inference_id === pause.inference_id && checkpoint.next === pause.phase;
+
+function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunCheckpoint): void {
+  const session = ports.sessionOf(pause.conv_id);
+  // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
+  if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
+  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
+  if (!held) return;
+  session.hibernate(checkpoint, held);
+  releaseBuffer(ports, pause.conv_id);
+}
+
+/**
+ * A conversation no client follows gives up its replay buffer, as a closed one does: replay and
+ * `/hydrate` read the store's log (docs/protocol.md, Durability), and seq goes on from where it was.
+ * A followed one keeps it: someone is watching, and such conversations are few.
+ */
+function releaseBuffer({ hub, frames }: HibernationPorts, convId: string): void {
+  if (hub.isWatched(convId) || frames.isWatched(convId)) return;
+  const lastSeq = hub.lastSeq(convId);
+  hub.forget(convId);
+  frames.forget(convId);
+  hub.seed(convId, lastSeq);
+}
+
+/** When a pause hibernates its run, and who does it: what the runtime's controller is built with. */
+export interface HibernationSetting {
+  readonly hibernate: NonNullable<StepControllerPorts['hibernate']>;
+  /** Undefined: never. */
+  readonly hibernateAfterMs: number | undefined;
+}
+
+/** Hibernation's delay (docs/protocol.md, Durability): the configured one, else 2 000 ms with a durable store; undefined: off. */
+export function hibernateAfterOf(config: { readonly hibernateAfterMs?: number }, store: Pick<Store, 'durable'>): number | undefined {
+  const after = config.hibernateAfterMs ?? (store.durable ? DEFAULT_HIBERNATE_AFTER_MS : Infinity);
+  return after === Infinity ? undefined : after;
+}
+
+const DEFAULT_HIBERNATE_AFTER_MS = 2_000;

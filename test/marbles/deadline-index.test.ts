@@ -1,0 +1,72 @@
+import { marbles } from 'rxjs-marbles/jest';
+import { createDeadlineIndex } from '../../src/streams/deadline-index.js';
+import { createProbe } from './helpers.js';
+
+/** An index on a logged virtual clock, and what fired when. */
+function setup(m: Parameters<Parameters<typeof marbles>[0]>[0]) {
+  const timers = createProbe(m);
+  const clock = timers.clock();
+  const index = createDeadlineIndex(clock);
+  const fired: string[] = [];
+  const at = (key: string, time: number) => index.set(key, time, () => fired.push(`${key}@${clock.now()}`));
+  return { index, fired, at, timers, clock };
+}
+
+describe('createDeadlineIndex', () => {
+  it('should fire each duty at its time, soonest first, with one timer armed at a time', marbles((m) => {
+    const { fired, at, timers } = setup(m);
+    at('a', 30);
+    at('b', 10);
+    at('c', 20);
+    // One timer: the one armed for a went when b came sooner; then one for c and one for a as each fires.
+    m.expect(timers.log).toHaveSubscriptions(['(^!)', '^---------!', '----------^---------!', '--------------------^---------!']);
+    m.scheduler.schedule(() => expect(fired).toEqual(['b@10', 'c@20', 'a@30']), 40);
+  }));
+
+  it('should fire duties due at the same time in the order they were set', marbles((m) => {
+    const { fired, at } = setup(m);
+    at('late', 5);
+    at('first', 5);
+    at('second', 5);
+    m.scheduler.schedule(() => expect(fired).toEqual(['late@5', 'first@5', 'second@5']), 6);
+  }));
+
+  it('should never fire a deleted duty and disarm once none is left', marbles((m) => {
+    const { index, fired, at, timers } = setup(m);
+    at('a', 10);
+    at('b', 20);
+    m.scheduler.schedule(() => index.delete('a'), 3);
+    m.scheduler.schedule(() => index.delete('b'), 4);
+    // The timer armed for a went when the index emptied: an idle process has nothing keeping it alive.
+    m.expect(timers.log).toHaveSubscriptions('^---!');
+    m.scheduler.schedule(() => {
+      expect(fired).toEqual([]);
+      expect(index.size).toBe(0);
+    }, 30);
+  }));
+
+  it('should replace a duty set again under its key', marbles((m) => {
+    const { fired, at } = setup(m);
+    at('a', 10);
+    at('a', 25);
+    m.scheduler.schedule(() => expect(fired).toEqual(['a@25']), 30);
+  }));
+
+  it('should fire at once a duty whose time has passed, and one set while firing at its own time', marbles((m) => {
+    const { index, fired, at, clock } = setup(m);
+    m.scheduler.schedule(() => at('past', 2), 8);
+    index.set('chain', 4, () => {
+      fired.push(`chain@${clock.now()}`);
+      at('next', 4);
+    });
+    m.scheduler.schedule(() => expect(fired).toEqual(['chain@4', 'next@4', 'past@8']), 9);
+  }));
+
+  it('should keep only live duties as many come and go', marbles((m) => {
+    const { index, fired, at } = setup(m);
+    for (let i = 0; i < 1000; i += 1) at(`k${i}`, 100 + i);
+    for (let i = 0; i < 1000; i += 2) index.delete(`k${i}`);
+    expect(index.size).toBe(500);
+    m.scheduler.schedule(() => expect(fired).toEqual(Array.from({ length: 500 }, (_, j) => `k${2 * j + 1}@${101 + 2 * j}`)), 1200);
+  }));
+});
