@@ -54,6 +54,11 @@ const TARGETS: Readonly<Record<string, Target>> = {
   // Issue 23: a program pays for a provider, store or the server only when it uses one.
   import_time: { describe: 'ratio ≤ 1.5', met: (e) => (e.ratio ?? Infinity) <= 1.5 },
   agui_resume: { describe: '≤ 2 ms', met: (e) => e.value <= 2 },
+  webhook_latency: { describe: '≤ 50 ms', met: (e) => e.value <= 50 },
+  paused_resident_per_run: { describe: '≤ 1 KB', met: (e) => e.value <= 1 },
+  resume_hibernated: { describe: '≤ 2 ms', met: (e) => e.value <= 2 },
+  restart_recover_100k: { describe: '≤ 3000 ms', met: (e) => e.value <= 3000 },
+  paused_resolve_after_deadline_hibernated: { describe: '< 1000 ms', met: (e) => e.value < 1000 },
 };
 
 /** The wire cases live in bench/wire.ts, written separately; a missing file is skipped, not an error. */
@@ -130,6 +135,8 @@ async function main(): Promise<void> {
     await withNotes('restart', () => runRestartBenchmarks(loaded, join(dataRoot, 'restart')));
     const root = fileURLToPath(new URL('..', import.meta.url));
     await withNotes('import', () => measureImportTime({ entryUrl: new URL('index.js', loaded.srcUrl).href, cwd: root }));
+    // Paused runs hibernated to the store, at 100 000 (bench/hibernate.ts).
+    await withNotes('hibernate', async () => (await import('./hibernate.js')).runHibernateBenchmarks(loaded, join(dataRoot, 'hibernate')));
   } finally {
     rmSync(dataRoot, { recursive: true, force: true });
   }
@@ -154,6 +161,15 @@ async function main(): Promise<void> {
     entries.push(...(await timed('agui', () => within(runAgUiBenchmarks(), WIRE_LIMIT_MS, 'the AG-UI benchmarks'))));
   } catch (error) {
     notes.push(`agui: failed, skipped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // A pause's signed POST to a receiver on 127.0.0.1 (bench/webhooks.ts).
+  try {
+    const { runWebhookBenchmarks } = await import('./webhooks.js');
+    const webhooks = await timed('webhooks', () => within(runWebhookBenchmarks(), WIRE_LIMIT_MS, 'the webhook benchmarks'));
+    entries.push(...webhooks.entries);
+    notes.push(...webhooks.notes);
+  } catch (error) {
+    notes.push(`webhooks: failed, skipped: ${error instanceof Error ? error.message : String(error)}`);
   }
   await report(entries, notes, began);
 
