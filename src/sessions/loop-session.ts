@@ -27,6 +27,8 @@ interface ActiveRun {
   readonly handle?: LoopRunHandle;
   /** Hibernated: the checkpoint the run is rebuilt from when its pause resolves; no loop is subscribed. */
   readonly checkpoint?: RunCheckpoint;
+  /** The run's own engine and tools (`start` with `engine` or `tools`), which a checkpoint cannot name. */
+  readonly own?: Pick<RunContext, 'engine' | 'tools'>;
 }
 
 /**
@@ -133,8 +135,8 @@ export class LoopSession implements Session {
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
     settings.runs.drop(conv_id);
-    const { turn_id, blocks, handle } = active;
-    const hibernated: ActiveRun = { turn_id, cancel$: new Subject<void>(), blocks, checkpoint, ...(handle ? { handle } : {}) };
+    const { turn_id, blocks, handle, own } = active;
+    const hibernated: ActiveRun = { turn_id, cancel$: new Subject<void>(), blocks, checkpoint, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
     this.active = hibernated;
     const held = new Subscription();
     held.add(pause);
@@ -144,7 +146,7 @@ export class LoopSession implements Session {
         // As a parked run is cancelled: the pause resolves `cancelled`, then the run ends where it stood.
         settings.runs.drop(conv_id);
         this.active = undefined;
-        const result = cancelledAt(ports, this.stateOf(checkpoint, (state) => ({ ...state, blocks })));
+        const result = cancelledAt(ports, this.stateOf(checkpoint, (state) => ({ ...state, blocks }), own));
         this.finished.push(result.turn);
         settings.onRunEnded?.(this, result);
         handle?.settle(result);
@@ -160,7 +162,7 @@ export class LoopSession implements Session {
     // Its pause has resolved: the hold has nothing left to unsubscribe.
     this.settings.runs.release(this.conv_id);
     this.active = undefined;
-    this.launch(resume(this.stateOf(hibernated.checkpoint, (state) => state)), true, hibernated.handle);
+    this.launch(resume(this.stateOf(hibernated.checkpoint, (state) => state, hibernated.own)), true, hibernated.handle);
   }
 
   restoreTurns(turns: readonly Turn[]): void {
@@ -197,8 +199,8 @@ export class LoopSession implements Session {
   }
 
   /** A checkpoint's loop state, built as recovery builds it (docs/protocol.md, Durability). */
-  private stateOf(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): LoopState {
-    const run = this.runContext(checkpoint, overridesOf(checkpoint), this.chosen.engine, this.chosen.tools);
+  private stateOf(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, own: Pick<RunContext, 'engine' | 'tools'> = this.chosen): LoopState {
+    const run = this.runContext(checkpoint, overridesOf(checkpoint), own.engine, own.tools);
     const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
     return prepare(state);
   }
@@ -214,7 +216,10 @@ export class LoopSession implements Session {
     const { inference_id, turn_id } = initial.run;
     const cancel$ = new Subject<void>();
     const handle = woken ?? new LoopRunHandle(inference_id, turn_id, conv_id, settings.views.hub.lastSeq(conv_id), settings.views);
-    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks, handle };
+    const { engine, tools } = initial.run;
+    // Only a run with an engine or tools of its own keeps them: the session's are found again from it.
+    const own = engine === this.chosen.engine && tools === this.chosen.tools ? undefined : { ...(engine ? { engine } : {}), ...(tools ? { tools } : {}) };
+    const current: ActiveRun = { turn_id, cancel$, blocks: initial.blocks, handle, ...(own ? { own } : {}) };
     this.active = current;
     settings.onActivity?.(this);
     const release = (): void => {

@@ -157,6 +157,30 @@ describe('hibernation (createStepwise with hibernateAfterMs, SQLite store)', () 
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('should rebuild a run started with its own engine and tools with those, not the session\'s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-hibernate-'));
+    const { store, reads } = countingStore(dir);
+    const shout = defineTool({ name: 'shout', description: 'Shouts.', parameters: z.object({ text: z.string() }), execute: async ({ text }) => ({ loud: text.toUpperCase() }) });
+    const sw = createStepwise({ engine: createScriptedEngine({ responses: [{ text: 'the runtime engine' }] }), tools: [echo], store, hibernateAfterMs: 20 });
+    const session = sw.sessions.open({ conv_id: 'c' });
+    sw.controller.enable(session.session_id);
+    const own = createScriptedEngine({ responses: [{ text: 'calling', tool_calls: [{ id: 'call_1', name: 'shout', arguments: { text: 'hi' } }] }, { text: 'own engine done' }] });
+    const handle = session.start({ prompt: 'go', engine: own, tools: [shout] });
+    const acted = new Set<string>();
+    for (let i = 0; i < 2; i += 1) {
+      const pause = await nextPause(sw, acted);
+      await sleep(80);
+      sw.controller.submit({ pause_id: pause.pause_id });
+    }
+    expect(reads()).toBe(2);
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'own engine done' });
+    expect(result.turn.blocks).toContainEqual(expect.objectContaining({ kind: 'tool_use', payload: expect.objectContaining({ result: { loud: 'HI' } }) }));
+    sw.dispose();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('should rebuild the run when step mode is disabled, and end it where it stands when cancelled', async () => {
     const { result } = await expectSameAsResident([(sw, pause) => expect(sw.controller.disable(pause.session_id)).toBe(1)]);
     expect(result).toMatchObject({ status: 'completed' });
