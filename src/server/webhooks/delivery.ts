@@ -81,6 +81,11 @@ export function createDeliverer(config: DeliveryConfig = {}): Deliverer {
       inFlight.delete(abort);
     }
     if (failure === undefined || disposed) return;
+    // A try that could only start after the deadline is not scheduled: the pause is decided by then.
+    if (Date.now() + waitMs >= delivery.until) {
+      config.onFailure?.(`webhook ${originOf(delivery.webhook.url)} ${failure}; not tried again (the deadline comes first)`);
+      return;
+    }
     config.onFailure?.(`webhook ${originOf(delivery.webhook.url)} ${failure}; trying again in ${waitMs} ms`);
     later(() => void attempt(delivery, Math.min(maxRetryMs, waitMs * 2)), waitMs);
   };
