@@ -102,6 +102,8 @@ export {
 } from './core/store-errors.js';
 export { createStepwiseServer, type AttachOptions, type StepwiseServer, type StepwiseServerOptions } from './server/stepwise-server.js';
 export type { Profile } from './server/profiles.js';
+export { isValidSignature } from './server/webhooks/signing.js';
+export type { Webhook, WebhookEvent, WebhooksConfig } from './server/webhooks/webhooks-config.js';
 export type { TokenTable } from './server/auth.js';
 export type { ConversationDirectory, ConversationSummary, ConversationView, ListedPause } from './core/directory.js';
 export type { CommandHandler, CommandPort, CommandReply, CommandRequest } from './core/commands.js';
