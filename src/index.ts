@@ -100,7 +100,8 @@ export {
   StoreUnreadableError,
   type StoreErrorCode,
 } from './core/store-errors.js';
-export { createStepwiseServer, type AttachOptions, type StepwiseServer, type StepwiseServerOptions } from './server/stepwise-server.js';
+export { createStepwiseServer } from './server/lazy-server.js';
+export type { AttachOptions, StepwiseServer, StepwiseServerOptions } from './server/stepwise-server.js';
 export type { Profile } from './server/profiles.js';
 export { isValidSignature } from './server/webhooks/signing.js';
 export type { Webhook, WebhookEvent, WebhooksConfig } from './server/webhooks/webhooks-config.js';

@@ -9,7 +9,9 @@
 import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
 import { createMemoryStore as createMemoryAdapter } from './memory.js';
 import { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION } from './open-store.js';
-import { asServiceStore } from '../cluster/index.js';
+import { createRequire } from 'node:module';
+import type { Stepwise } from '../sessions/runtime.js';
+import type { ServiceStore } from '../sessions/service.js';
 import { REDIS_STORE_DEFAULTS } from './redis/index.js';
 import { createRedisStore as createRedisAdapter, type RedisStore, type RedisStoreConfig } from './redis/redis-store.js';
 import { createSqliteStore as createSqliteAdapter, type SqliteStoreConfig } from './sqlite/sqlite-store.js';
@@ -64,14 +66,18 @@ export interface RedisStoreOptions extends RedisStoreConfig {
  * A runtime made on it (`createStepwise({ store })`) joins the service: its runs are owned, fenced and
  * taken over as `stepwise serve --store redis`'s are.
  */
-export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> {
+const loadCluster = (): typeof import('../cluster/index.js') => createRequire(import.meta.url)('../cluster/index.js') as typeof import('../cluster/index.js');
+
+export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> & ServiceStore {
   const { leaseMs, log, ...config } = options;
   const store = createRedisAdapter<E>(config);
-  return asServiceStore(store, {
+  const service = {
     redisUrl: config.url ?? REDIS_STORE_DEFAULTS.url,
     ...(leaseMs === undefined ? {} : { leaseMs }),
     ...(log === undefined ? {} : { log }),
-  });
+  };
+  // The cluster's modules load when a runtime joins the service, not with the package (docs/library.md, A light import).
+  return Object.assign(store, { joinService: (base: Stepwise) => loadCluster().joinCluster(base, { ...service, store }) });
 }
 
 /** An option given as `undefined` means "the default", as everywhere else in the package. */
