@@ -9,9 +9,10 @@ import type { LogFrame } from '../streams/frame-codec.js';
 import { createFanout, type Batch } from './ws-fanout.js';
 import { createInboxFactory, type InboxConfig } from './ws-inbox.js';
 import { createOutboxFactory, type OutboxConfig } from './ws-outbox.js';
+import { createWsClients } from './ws-clients.js';
 
 export { CLOSE_TRY_AGAIN_LATER } from './ws-outbox.js';
-export const CLOSE_GOING_AWAY = 1001;
+export { CLOSE_GOING_AWAY } from './ws-clients.js';
 
 export type ForwarderConfig = OutboxConfig & InboxConfig;
 
@@ -40,16 +41,10 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
   const fanout = createFanout(frames, encoder);
   const outboxOf = createOutboxFactory(config);
   const listen = createInboxFactory(config);
-  const clients = new Set<WebSocket>();
-  let disposed = false;
+  const clients = createWsClients();
 
   const attach = (ws: WebSocket, socket: Duplex, { session, sinceSeq }: ClientJoin): void => {
-    if (disposed) {
-      ws.close(CLOSE_GOING_AWAY, 'server shutting down');
-      return;
-    }
-    clients.add(ws);
-    ws.once('close', () => clients.delete(ws));
+    if (!clients.admit(ws)) return;
     const outbox = outboxOf(ws, socket);
     const convId = session.conv_id;
     // Committed frames only: a client is never told of a seq that a crash could still lose.
@@ -65,10 +60,9 @@ export function createWsForwarder(stepwise: Stepwise, encoder: FrameEncoder, con
       return clients.size;
     },
     dispose: () => {
-      if (disposed) return;
-      disposed = true;
+      // What is pending is written out before the sockets close.
       fanout.flush();
-      for (const ws of clients) ws.close(CLOSE_GOING_AWAY, 'server shutting down');
+      clients.stop();
     },
   };
 }

@@ -7,7 +7,8 @@ import { callerOf, isOriginAllowed, mayAccess, type Caller, type TokenTable } fr
 import type { ServerContext } from './context.js';
 import { inboxPauses } from './routes-inbox.js';
 import { pongFrame } from './ws-control.js';
-import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, type ForwarderConfig } from './ws-forwarder.js';
+import { CLOSE_INTERNAL_ERROR, type ForwarderConfig } from './ws-forwarder.js';
+import { createWsClients } from './ws-clients.js';
 import { createInboxFactory } from './ws-inbox.js';
 import { createOutboxFactory } from './ws-outbox.js';
 import { ignoreClientError, refuse, type Refusal } from './ws-upgrade.js';
@@ -37,16 +38,10 @@ export interface PausesSocket {
 export function createPausesSocket(config: PausesSocketConfig): PausesSocket {
   const outboxOf = createOutboxFactory(config.limits);
   const listen = createInboxFactory(config.limits);
-  const clients = new Set<WebSocket>();
-  let disposed = false;
+  const clients = createWsClients();
 
   const attach = (ws: WebSocket, socket: Duplex, caller: Caller): void => {
-    if (disposed) {
-      ws.close(CLOSE_GOING_AWAY, 'server shutting down');
-      return;
-    }
-    clients.add(ws);
-    ws.once('close', () => clients.delete(ws));
+    if (!clients.admit(ws)) return;
     const outbox = outboxOf(ws, socket);
     listen(ws, () => outbox.send(pongFrame()));
     // Followed before the pending pauses are listed, so nothing between the two is missed; what
@@ -84,11 +79,7 @@ export function createPausesSocket(config: PausesSocketConfig): PausesSocket {
         attach(ws, socket, checked);
       });
     },
-    dispose: () => {
-      if (disposed) return;
-      disposed = true;
-      for (const ws of clients) ws.close(CLOSE_GOING_AWAY, 'server shutting down');
-    },
+    dispose: () => void clients.stop(),
   };
 }
 
