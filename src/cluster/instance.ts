@@ -99,6 +99,11 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
   return instance;
 }
 
+/** An instance's heartbeat key, `instance:{<id>}:alive`, as the parts before and after its id. */
+const heartbeatKeyOf = (store: ClusterStore): { before: string; after: string } => ({ before: `${store.keys.prefix}instance:{`, after: '}:alive' });
+/** The service's instance registry: the SET of every instance that has beaten. */
+const registryKeyOf = (store: ClusterStore): string => `${store.keys.prefix}instances`;
+
 /** Ownership by heartbeat and lease, and the store's writes fenced with its tokens. */
 function fencedOwnership(
   base: Stepwise,
@@ -110,7 +115,8 @@ function fencedOwnership(
     instanceId: parts.instanceId,
     leaseMs: parts.leaseMs,
     keysOf: (convId) => store.keys.conversation(convId),
-    heartbeatKey: { before: `${store.keys.prefix}instance:{`, after: '}:alive' },
+    heartbeatKey: heartbeatKeyOf(store),
+    registryKey: registryKeyOf(store),
     running: parts.runningHere,
     beforeRelease: () => store.flush(),
     onLost: (convId) => {
@@ -165,6 +171,8 @@ export function watchOrphansOf(instance: Instance, options: RecoverOptions): { d
   return watchForOrphans({
     redis: instance.redis,
     checkpointsKey: instance.store.keys.checkpoints,
+    registryKey: registryKeyOf(instance.store),
+    heartbeatKey: heartbeatKeyOf(instance.store),
     ownership: instance.ownership,
     intervalMs: Math.min(500, Math.max(50, Math.floor(leaseMs / 4))),
     leaseMs,

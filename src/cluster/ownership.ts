@@ -10,6 +10,8 @@ export interface OwnershipConfig {
   readonly keysOf: (convId: string) => { readonly lease: string; readonly epoch: string };
   /** An instance's heartbeat key, as `${before}${instanceId}${after}`: the acquire script builds it from the token. */
   readonly heartbeatKey: { readonly before: string; readonly after: string };
+  /** The service's instance registry (a SET of ids): joined at the first heartbeat and after one lapsed, watched for dead instances (./orphans.ts). */
+  readonly registryKey: string;
   /** Conversations whose run this instance executes now; a held lease of any other is released. */
   readonly running: () => readonly string[];
   /** Before a lease is released: the store has committed the run's end, so nobody resumes a finished run. */
@@ -133,6 +135,9 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
   /** Renews the heartbeat; when it had lapsed, the runs whose lease went elsewhere are stopped here. */
   const beat = async (): Promise<void> => {
     const previous = await heartbeat.set(ownKey, '1', 'PX', config.leaseMs, 'GET');
+    // Registered before any lease is taken (acquire waits for the first beat), so an instance that
+    // dies holding runs is always one the others look for; again after a lapse, as they forget dead ones.
+    if (previous === null) await heartbeat.sadd(config.registryKey, config.instanceId);
     const first = !beaten;
     beaten = true;
     if (first || previous !== null || tokens.size === 0) return;
