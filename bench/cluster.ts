@@ -5,6 +5,7 @@ import { WebSocket } from 'ws';
 import { hasRedisServer, startRedisServer } from '../test/helpers/redis-server.js';
 import { ensureBuilt, startCli, type CliServer } from '../test/helpers/server-cli.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
+import { createJsonPoster } from './post-json.js';
 
 /**
  * One service on two instances (README.md, Benchmarks; docs/protocol.md, Several instances): two real `serve --store
@@ -57,10 +58,13 @@ function connect(url: string): Promise<Client> {
   });
 }
 
-async function post(base: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
-  const reply = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: reply.status, body: await reply.json() };
-}
+const posters = new Map<string, ReturnType<typeof createJsonPoster>>();
+/** A POST on a keep-alive connection per server (./post-json.ts). */
+const post = (base: string, path: string, body: unknown): Promise<{ status: number; body: any }> => {
+  const poster = posters.get(base) ?? createJsonPoster(base);
+  posters.set(base, poster);
+  return poster.post(path, body);
+};
 
 /** A script of `steps` tool calls then an answer, and the tools file the test helpers use. */
 function writeFiles(dir: string, steps: number, name: string): { script: string; tools: string } {
@@ -139,6 +143,8 @@ export async function runClusterBenchmarks(): Promise<{ entries: BenchEntry[]; n
     const notes = [`cluster: lease ${LEASE_MS} ms; failover continue on the other instance answered ${resolved.status}`];
     return { entries, notes };
   } finally {
+    for (const poster of posters.values()) poster.close();
+    posters.clear();
     for (const server of started) await server.stop('SIGKILL');
     await redis.remove();
     rmSync(dir, { recursive: true, force: true });

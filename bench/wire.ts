@@ -7,6 +7,7 @@ import { createServer, type StepwiseHttpServer as StepwiseServer } from '../src/
 import type { StepwiseEvent } from '../src/streams/events.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
+import { createJsonPoster } from './post-json.js';
 
 /**
  * Over the wire (README.md, Benchmarks), on loopback, clients in this process:
@@ -89,13 +90,13 @@ async function measureResume(base: string, wsBase: string): Promise<number[]> {
     const text = data.toString();
     if (text.includes('"type":"debugger.pause"')) pauses.push((JSON.parse(text) as { event: { pause_id: string } }).event.pause_id);
   });
-  const postJson = (path: string, body: unknown): Promise<Response> =>
-    fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const poster = createJsonPoster(base);
+  const postJson = poster.post;
   const nextPause = async (): Promise<string> => {
     while (pauses.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     return pauses.shift() as string;
   };
-  await (await postJson('/chat', { prompt: 'go', conv_id: 'resume', overrides: { step_mode: true } })).text();
+  await postJson('/chat', { prompt: 'go', conv_id: 'resume', overrides: { step_mode: true } });
   const samples: number[] = [];
   for (let i = 0; i < RESUME_SAMPLES + RESUME_WARMUP; i++) {
     const pauseId = await nextPause();
@@ -104,10 +105,11 @@ async function measureResume(base: string, wsBase: string): Promise<number[]> {
     const reply = postJson('/debug/continue', { pause_id: pauseId });
     const at = await arrived;
     onFrame = undefined;
-    await (await reply).text();
+    await reply;
     if (i >= RESUME_WARMUP) samples.push(at - sent);
   }
   await postJson('/chat/cancel', { conv_id: 'resume' });
+  poster.close();
   await closeAll([ws]);
   return samples;
 }
