@@ -44,13 +44,18 @@ export interface OperatorsConfig {
 
 /** How often the pause feed lists the service's pauses, ms. */
 const FEED_INTERVAL_MS = 250;
+/**
+ * How many pauses one listing asks for, soonest deadline first (the inbox, docs/protocol.md): as an
+ * approver's inbox shows a screenful, not 100 000, and enough to keep every operator busy.
+ */
+const FEED_LIMIT = 2000;
 /** How long one decision is retried (503s, a killed instance) before it counts as unanswered, ms. */
 const DECISION_BUDGET_MS = 30_000;
 /** A pause whose decisions keep failing is handed out at most this often. */
 const MAX_DISPATCHES = 5;
 
 /**
- * The operators: a feed lists pending pauses (`GET /debug/pauses` on a random instance) and hands
+ * The operators: a feed lists pending pauses (`GET /pauses?limit=` on a random instance) and hands
  * each new one to one of `operators` concurrent workers, which decides it on a random instance:
  * at `after_inference` 60% continue, 20% deny, 20% edit; at `after_tools` continue (the only action
  * there besides a result edit). A share (`raceRate`) of pauses goes to two workers at once, so one of
@@ -95,7 +100,7 @@ export function startOperators(config: OperatorsConfig) {
 
   const feed = async (): Promise<void> => {
     while (!stopped) {
-      const attempts = await sendRetrying(service, 'GET', '/debug/pauses', undefined, { budgetMs: 5000, onRetry: config.onRetry, ...signalOf(config) });
+      const attempts = await sendRetrying(service, 'GET', `/pauses?limit=${FEED_LIMIT}`, undefined, { budgetMs: 5000, onRetry: config.onRetry, ...signalOf(config) });
       const last = attempts.at(-1);
       if (last?.status === 200) for (const pause of (last.body as { pauses: ListedPause[] }).pauses) offer(pause);
       await sleep(FEED_INTERVAL_MS);

@@ -1,15 +1,17 @@
 import type { Observable } from 'rxjs';
 import type { ConversationDirectory, ConversationSummary, ListedPause, PauseFeedFrame } from '../core/directory.js';
-import type { PauseInfo } from '../core/pauses.js';
-import type { ConversationRecord, FrameEvent, Store, StoredPause } from '../core/store.js';
+import type { ConversationRecord, FrameEvent, Store } from '../core/store.js';
 import { StoreUnavailableError } from '../core/store-errors.js';
 import type { Stepwise } from '../sessions/runtime.js';
+import type { ClusterStore } from './instance.js';
+import { soonestStoredPauses } from './soonest-pauses.js';
+import { wirePause } from './wire-pause.js';
 
 export interface ServiceDirectoryPorts {
   readonly stepwise: Pick<Stepwise, 'sessions' | 'controller'>;
   /** This instance's own view: its sessions and its controller's pauses. */
   readonly local: ConversationDirectory;
-  readonly store: Store<FrameEvent>;
+  readonly store: Store<FrameEvent> & Pick<ClusterStore, 'pausesByDeadline'>;
   /** Makes a conversation another instance created known here (./adopt.ts). */
   readonly join: (convId: string) => Promise<void>;
   /** Every instance's pause and resume frames (./pause-feed.ts). */
@@ -72,6 +74,7 @@ export function createServiceDirectory(ports: ServiceDirectoryPorts): Conversati
           }),
         ];
       }),
+    soonestPauses: (shown, limit) => reading(() => soonestStoredPauses(store, shown, limit)),
     pauseFrames$: ports.pauseFrames$,
     open: (convId) => reading(() => ports.join(convId)),
   };
@@ -98,10 +101,4 @@ function summaryOf(record: ConversationRecord, running: boolean, stepMode: boole
     profile: record.profile ?? null,
     ...(record.forked_from ? { forked_from: record.forked_from } : {}),
   };
-}
-
-/** A stored pause as the routes show it (docs/protocol.md, The pause object: tool_calls only at after_inference). */
-export function wirePause(pause: StoredPause): PauseInfo {
-  const { tool_calls, ...rest } = pause;
-  return { ...rest, tool_calls: pause.phase === 'after_inference' ? tool_calls.map(({ id, name, input }) => ({ id, name, input })) : [] };
 }

@@ -9,6 +9,7 @@ import { createClusterFrames } from './cluster-frames.js';
 import { createClusterCommands } from './commands.js';
 import type { Observable } from 'rxjs';
 import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
+import type { PausePage } from '../store/redis/pause-deadlines.js';
 import type { StoreFence } from '../store/redis/redis-store.js';
 import { watchForOrphans } from './orphans.js';
 import { createOwnership, type Ownership } from './ownership.js';
@@ -19,6 +20,8 @@ export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
   /** The conversation of any pause of the service, pending or resolved. */
   convOfPause(pauseId: string): Promise<string | undefined>;
+  /** The service's pending pauses in deadline order, a page at a time (the inbox's soonest first). */
+  pausesByDeadline(offset: number, count: number): Promise<PausePage>;
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
   /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
   fence(fence: StoreFence): void;

@@ -51,6 +51,10 @@ export interface PauseFeedFrame {
   readonly text: string;
 }
 
+/** Soonest deadline first; ties by pause id, so the order is stable (docs/protocol.md, The inbox). */
+export const bySoonest = ({ pause: a }: ListedPause, { pause: b }: ListedPause): number =>
+  a.deadline_ms - b.deadline_ms || (a.pause_id < b.pause_id ? -1 : a.pause_id > b.pause_id ? 1 : 0);
+
 export interface ConversationDirectory {
   /** Every conversation. Rejects with a `StoreError` when the store cannot be read. */
   list(): Promise<readonly ConversationSummary[]>;
@@ -58,6 +62,12 @@ export interface ConversationDirectory {
   get(convId: string): Promise<ConversationView | undefined>;
   /** The pending pauses, of one conversation or of all. */
   pauses(convId?: string): Promise<readonly ListedPause[]>;
+  /**
+   * The first `limit` pending pauses of every conversation that `shown` lets through, soonest
+   * deadline first (ties: by pause id): the inbox. A service reads them from its deadline index a
+   * page at a time, so 20 of 100 000 cost about 20 reads, not 100 000.
+   */
+  soonestPauses(shown: (listed: ListedPause) => boolean, limit: number): Promise<readonly ListedPause[]>;
   /**
    * The pause and resume frames of every conversation, live: this process's runs', and on an instance
    * of a service every instance's. Hot; frames before a subscription are not replayed (`pauses` lists them).

@@ -10,7 +10,8 @@ import { framesReply } from './frame-encoder.js';
 /** At most this many frames per `/hydrate` reply: a client pages on with `since_seq` (`last_seq` says how far). */
 const MAX_HYDRATE_LIMIT = 10_000;
 
-const count = (name: string) =>
+/** A query parameter that is a count (an integer >= 0). */
+export const count = (name: string) =>
   z
     .string()
     .regex(/^\d{1,15}$/, `${name} must be a non-negative integer`)

@@ -1,18 +1,24 @@
 import type { Router } from 'express';
 import { z } from 'zod';
-import type { ListedPause } from '../core/directory.js';
+import { bySoonest, type ListedPause } from '../core/directory.js';
 import type { PauseInfo } from '../core/pauses.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { committedOnly } from './commands.js';
 import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
 import { parseOr400 } from './errors.js';
-import { singleValues } from './routes-conversations.js';
+import { count, singleValues } from './routes-conversations.js';
 import { loadExpress } from './server-deps.js';
+
+/** The most pauses one listing returns when it asks for a `limit`. */
+const MAX_INBOX_LIMIT = 10_000;
 
 const inboxQuery = z.object({
   conv_id: convIdSchema.optional(),
   tool: z.string().min(1).max(64).optional(),
   profile: z.string().min(1).max(128).optional(),
+  limit: count('limit')
+    .refine((limit) => limit >= 1 && limit <= MAX_INBOX_LIMIT, `limit must be 1 to ${MAX_INBOX_LIMIT}`)
+    .optional(),
 });
 
 /** What the inbox shows of the pending pauses (docs/protocol.md, The inbox). */
@@ -27,11 +33,19 @@ export function isShown(listed: ListedPause, caller: Caller, filter: InboxFilter
   return filter.tool === undefined || pause.tool_calls.some((call) => call.name === filter.tool);
 }
 
-/** The pauses the caller may answer, soonest deadline first (ties: by pause id, so the order is stable). */
+/**
+ * The pauses the caller may answer, soonest deadline first (ties: by pause id, so the order is
+ * stable), at most `limit`. One conversation's are few and listed whole; the service's are read
+ * soonest first and only as many as asked for (`GET /pauses?limit=20` of 100 000).
+ */
 export async function inboxPauses(context: ServerContext, caller: Caller, filter: InboxFilter): Promise<PauseInfo[]> {
-  const listed = await context.directory.pauses(filter.conv_id);
-  const shown = listed.filter((item) => isShown(item, caller, filter)).map(({ pause }) => pause);
-  return shown.sort((a, b) => a.deadline_ms - b.deadline_ms || (a.pause_id < b.pause_id ? -1 : a.pause_id > b.pause_id ? 1 : 0));
+  const shown = (listed: ListedPause): boolean => isShown(listed, caller, filter);
+  const limit = filter.limit ?? Number.POSITIVE_INFINITY;
+  const listed =
+    filter.conv_id === undefined
+      ? await context.directory.soonestPauses(shown, limit)
+      : (await context.directory.pauses(filter.conv_id)).filter(shown).sort(bySoonest).slice(0, limit);
+  return listed.map(({ pause }) => pause);
 }
 
 /** `GET /pauses`: the inbox, across conversations (docs/protocol.md, The inbox). */

@@ -1,6 +1,6 @@
 import { get, post } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
-import { runToPause } from '../durable/helpers.js';
+import { runToPause, until } from '../durable/helpers.js';
 import { useTwoInstances } from './helpers.js';
 
 /**
@@ -23,4 +23,25 @@ describe('the inbox across two instances', () => {
     await late.next('debugger.resume');
     await Promise.all([inbox.close(), late.close(), ws.close()]);
   });
+
+  it('should list the soonest pauses of both instances first with a limit, from the deadline index, in pages', async () => {
+    const { a, b } = await instances();
+    // Deadlines in the order the runs pause, alternating instances, more than one page of the index.
+    const convs = Array.from({ length: 210 }, (_, i) => `inbox-many-${String(i).padStart(3, '0')}`);
+    for (const [i, conv] of convs.entries()) {
+      const on = i % 2 === 0 ? a : b;
+      expect((await post(on.base, '/chat', { prompt: 'go', conv_id: conv, overrides: { step_mode: true } })).status).toBe(200);
+    }
+    const all = await until(async () => (await get(b.base, '/pauses')).body.pauses as { pause_id: string; conv_id: string; deadline_ms: number }[], (pauses) => pauses.length >= convs.length);
+    const soonest = [...all].sort((x, y) => x.deadline_ms - y.deadline_ms || (x.pause_id < y.pause_id ? -1 : 1));
+    expect(all).toEqual(soonest);
+    for (const on of [a, b]) {
+      expect((await get(on.base, '/pauses?limit=5')).body.pauses).toEqual(soonest.slice(0, 5));
+      // Past one page (200) of the index: the second page is read too.
+      expect((await get(on.base, '/pauses?limit=205')).body.pauses).toEqual(soonest.slice(0, 205));
+    }
+    // A decided pause leaves the index at once.
+    expect((await post(a.base, '/debug/continue', { pause_id: soonest[0]!.pause_id })).status).toBe(200);
+    expect((await get(b.base, '/pauses?limit=1')).body.pauses).toEqual([soonest[1]]);
+  }, 60_000);
 });

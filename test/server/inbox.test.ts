@@ -36,6 +36,10 @@ describe('the inbox: GET /pauses and GET /ws/pauses', () => {
     expect((await get(t.base, '/pauses?profile=ops', ALICE)).body.pauses.map((pause: { pause_id: string }) => pause.pause_id)).toEqual([second]);
     expect((await get(t.base, '/pauses?tool=add', ALICE)).body.pauses).toHaveLength(2);
     expect((await get(t.base, '/pauses?tool=echo', ALICE)).body.pauses).toEqual([]);
+    // `limit`: the soonest that many, after the filters.
+    expect((await get(t.base, '/pauses?limit=1', ALICE)).body.pauses.map((pause: { pause_id: string }) => pause.pause_id)).toEqual([first]);
+    expect((await get(t.base, '/pauses?limit=1&profile=ops', ALICE)).body.pauses.map((pause: { pause_id: string }) => pause.pause_id)).toEqual([second]);
+    for (const bad of ['0', '-1', 'x', '10001']) expect((await get(t.base, `/pauses?limit=${bad}`, ALICE)).status).toBe(400);
     // Owner rules as /debug/pauses: a foreign conversation is 403, an unknown one 404, no token 401.
     expect((await get(t.base, '/pauses?conv_id=inbox-b1', ALICE)).status).toBe(403);
     expect((await get(t.base, '/pauses?conv_id=nobody', ALICE)).status).toBe(404);

@@ -217,3 +217,32 @@ describe('redis store: instances sharing one Redis', () => {
     expect(() => createRedisStore({ url: redis().url, maxFramesPerConversation: 0 })).toThrow(/maxFramesPerConversation must be a positive integer/);
   });
 });
+
+describe('redis store: pending pauses by deadline', () => {
+  it('should page the pending pauses soonest first, drop decided ones, and index pauses stored before the index existed', async () => {
+    const keyPrefix = `deadlines-${randomUUID()}:`;
+    const store = createRedisStore<TestEvent>({ url: redis().url, keyPrefix });
+    const deadlines = [30, 10, 20, 10, 50];
+    deadlines.forEach((_, i) => store.putConversation(conversation(`c${i}`)));
+    deadlines.forEach((at, i) => store.putPause(pause(`c${i}`, `p${i}`, { deadline_ms: 1_700_000_000_000 + at })));
+    store.recordDecision(decision('c4', 'p4'));
+    await store.flush();
+    // Equal deadlines: by pause id.
+    const ids = async (offset: number, count: number) => (await store.pausesByDeadline(offset, count)).pauses.map((listed) => listed.pause.pause_id);
+    expect(await ids(0, 2)).toEqual(['p1', 'p3']);
+    expect(await ids(2, 2)).toEqual(['p2', 'p0']);
+    expect(await store.pausesByDeadline(4, 2)).toEqual({ pauses: [], ended: true });
+    expect((await store.pausesByDeadline(2, 2)).ended).toBe(false);
+    await store.close();
+
+    // The index gone (a Redis written by an older version): the next store builds it from the pauses.
+    const client = new Redis(redis().url);
+    await client.del(createRedisKeys(keyPrefix).pauseDeadlines);
+    client.disconnect();
+    const again = createRedisStore<TestEvent>({ url: redis().url, keyPrefix });
+    const page = await again.pausesByDeadline(0, 10);
+    expect(page.pauses.map((listed) => listed.pause.pause_id)).toEqual(['p1', 'p3', 'p2', 'p0']);
+    expect(page.pauses[0]!.record).toMatchObject({ conv_id: 'c1' });
+    await again.close();
+  });
+});

@@ -20,6 +20,8 @@ export interface RedisKeys {
   readonly pauses: string;
   /** ZSET pause_id scored by `counter` at its (last) put: the order pauses were made in. */
   readonly pauseOrder: string;
+  /** ZSET pending pause_id scored by its deadline (ms): the inbox's soonest first, a page at a time. */
+  readonly pauseDeadlines: string;
   /** HASH pause_id -> conv_id of every pause made, pending or resolved: any instance finds a pause's run. */
   readonly pauseConvs: string;
   /** HASH checkpointField(conv, inference) -> RunCheckpoint JSON. */
@@ -74,6 +76,7 @@ export function createRedisKeys(prefix: string = DEFAULT_KEY_PREFIX): RedisKeys 
     pauses: key('pauses'),
     pauseOrder: key('pause-order'),
     pauseConvs: key('pause-convs'),
+    pauseDeadlines: key('pause-deadlines'),
     checkpoints: key('checkpoints'),
     counter: key('counter'),
     conversation: (convId) => {

@@ -8,6 +8,7 @@ import { createWriteQueue } from '../write-queue.js';
 import { createConnection } from './connection.js';
 import { createRedisGrants } from './grants.js';
 import { createRedisKeys, DEFAULT_KEY_PREFIX, type RedisKeys } from './keys.js';
+import { createPauseDeadlineReads, type PausePage } from './pause-deadlines.js';
 import { createRedisReads } from './reads.js';
 import { defineScripts } from './scripts.js';
 import { createFrameTail } from './tail.js';
@@ -53,6 +54,8 @@ export interface RedisStore<E extends FrameEvent = FrameEvent, W = never> extend
   pause(pauseId: string): Promise<StoredPause | undefined>;
   /** The conversation of any pause made, pending or resolved (a command about it finds the run's owner by it). */
   convOfPause(pauseId: string): Promise<string | undefined>;
+  /** The service's pending pauses `offset` to `offset + count - 1`, soonest deadline first (ties: by pause id). */
+  pausesByDeadline(offset: number, count: number): Promise<PausePage>;
   /** The key layout (for leases and command channels built beside the store). */
   readonly keys: RedisKeys;
   /** False while Redis is unreachable. */
@@ -96,6 +99,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
   const { client } = connection;
   defineScripts(client);
   const reads = createRedisReads<E>(client, keys);
+  const byDeadline = createPauseDeadlineReads(client, keys);
   const tail = createFrameTail<E>(connection, keys, settings);
 
   // Each append's own outcome: a refused seq fails that append only, not its batch.
@@ -258,6 +262,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
     pauses: (convId) => read(() => reads.pauses(convId)),
     pause: (pauseId) => read(() => reads.pause(pauseId)),
     convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId)),
+    pausesByDeadline: (offset, count) => read(() => byDeadline.page(offset, count)),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
     engineState: (convId) => read(() => reads.engineState(convId)),

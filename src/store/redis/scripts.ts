@@ -64,20 +64,25 @@ return results`,
 ${FENCED('KEYS[3]', 'ARGV[3]')}
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
 return 0`,
-  /** KEYS: counter, pauses, pause-order, the conversation's pause set, lease, pause-convs. ARGV: pause id, pause JSON, token, conv_id. */
+  /**
+   * KEYS: counter, pauses, pause-order, the conversation's pause set, lease, pause-convs, pause-deadlines.
+   * ARGV: pause id, pause JSON, token, conv_id, deadline (ms).
+   */
   stepwisePause: `
 ${FENCED('KEYS[5]', 'ARGV[3]')}
 local n = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[3], n, ARGV[1])
+redis.call('ZADD', KEYS[7], ARGV[5], ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[4])
 return 0`,
-  /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided, lease. ARGV: pause id, decision JSON, token. */
+  /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided, lease, pause-deadlines. ARGV: pause id, decision JSON, token. */
   stepwiseDecision: `
 ${FENCED('KEYS[6]', 'ARGV[3]')}
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 if redis.call('SADD', KEYS[5], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[4], ARGV[2]) end
 return 0`,
@@ -98,7 +103,7 @@ return 0`,
   /**
    * KEYS: conversations, conversation-order, steps, last-seqs, engine-states, pauses, pause-order,
    * checkpoints, then the conversation's pause set, checkpoint set, frames, turns, turn-order,
-   * decisions, decided, then pause-convs. ARGV: conv_id.
+   * decisions, decided, then pause-convs and pause-deadlines. ARGV: conv_id.
    */
   stepwiseDelete: `
 local conv = ARGV[1]
@@ -106,6 +111,7 @@ for i = 1, 5 do redis.call(i == 2 and 'ZREM' or 'HDEL', KEYS[i], conv) end
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[9])) do
   redis.call('HDEL', KEYS[6], id)
   redis.call('ZREM', KEYS[7], id)
+  redis.call('ZREM', KEYS[17], id)
   redis.call('HDEL', KEYS[16], id)
 end
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[15])) do redis.call('HDEL', KEYS[16], id) end

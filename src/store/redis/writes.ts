@@ -177,8 +177,8 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
       callScript(
         multi,
         'stepwisePause',
-        [keys.counter, keys.pauses, keys.pauseOrder, own.pauses, own.lease, keys.pauseConvs],
-        [op.pause.pause_id, JSON.stringify(op.pause), token, op.pause.conv_id],
+        [keys.counter, keys.pauses, keys.pauseOrder, own.pauses, own.lease, keys.pauseConvs, keys.pauseDeadlines],
+        [op.pause.pause_id, JSON.stringify(op.pause), token, op.pause.conv_id, op.pause.deadline_ms],
       );
       return 1;
     }
@@ -187,7 +187,7 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
       callScript(
         multi,
         'stepwiseDecision',
-        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease],
+        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease, keys.pauseDeadlines],
         [op.decision.pause_id, toJsonText(op.decision), token],
       );
       return 1;
@@ -225,6 +225,7 @@ function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<Writ
           own.decisions,
           own.decided,
           keys.pauseConvs,
+          keys.pauseDeadlines,
         ],
         [op.conv_id],
       );
