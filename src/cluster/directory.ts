@@ -24,7 +24,8 @@ export interface ServiceDirectoryPorts {
  *   checkpoint there, wherever it executes;
  * - a conversation whose run does not execute here is shown as stored (a session adopted here
  *   earlier holds the turns of then; the owner goes on storing them);
- * - the pauses are this instance's, then the store's that it does not hold;
+ * - one conversation's pauses are this instance's, then the store's that it does not hold; the
+ *   whole service's come from the store's deadline index once this instance's are committed;
  * - `open` brings the conversation here first (its session and seq).
  * A store that cannot be read rejects with `store_unavailable` (a 503 for the routes).
  */
@@ -58,21 +59,17 @@ export function createServiceDirectory(ports: ServiceDirectoryPorts): Conversati
       }),
     pauses: (convId) =>
       reading(async () => {
-        if (convId !== undefined) await ports.join(convId);
+        // The whole service's from the deadline index, with only their conversations' records.
+        if (convId === undefined) return soonestStoredPauses(store, () => true, Number.POSITIVE_INFINITY);
+        await ports.join(convId);
         const here = await local.pauses(convId);
         // This instance's pauses as listed now; the store flushed after, so they are committed too.
         await store.flush();
-        const [stored, records] = await Promise.all([store.pauses(convId), store.conversations()]);
-        const recordOf = new Map(records.map((record) => [record.conv_id, record]));
+        const [stored, record] = await Promise.all([store.pauses(convId), store.conversation(convId)]);
+        if (!record) return here;
         const known = new Set(here.map(({ pause }) => pause.pause_id));
-        const elsewhere = stored.filter((pause) => !known.has(pause.pause_id) && recordOf.has(pause.conv_id));
-        return [
-          ...here,
-          ...elsewhere.map((pause): ListedPause => {
-            const record = recordOf.get(pause.conv_id);
-            return { pause: wirePause(pause), owner: record?.owner, profile: record?.profile ?? null };
-          }),
-        ];
+        const elsewhere = stored.filter((pause) => !known.has(pause.pause_id));
+        return [...here, ...elsewhere.map((pause): ListedPause => ({ pause: wirePause(pause), owner: record.owner, profile: record.profile ?? null }))];
       }),
     soonestPauses: (shown, limit) => reading(() => soonestStoredPauses(store, shown, limit)),
     pauseFrames$: ports.pauseFrames$,

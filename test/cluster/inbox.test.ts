@@ -21,6 +21,10 @@ describe('the inbox across two instances', () => {
     expect((await post(b.base, '/debug/continue', { pause_id: pause.pause_id })).status).toBe(200);
     expect(await inbox.next('debugger.resume')).toMatchObject({ pause_id: pause.pause_id, reason: 'continued' });
     await late.next('debugger.resume');
+    // Ended, so the next test's instances find no run of this one to take over while they list.
+    const afterTools = await inbox.next('debugger.pause');
+    expect((await post(b.base, '/debug/continue', { pause_id: afterTools.pause_id })).status).toBe(200);
+    await ws.next('run.end');
     await Promise.all([inbox.close(), late.close(), ws.close()]);
   });
 
