@@ -146,6 +146,7 @@ export function toDecision(resolution: PauseResolution, at_ms: number): Decision
     }
     return { ...base, tool_call_ids: Object.keys(edits), edits };
   }
+  if (decision.action === 'answer') return { ...base, tool_call_ids: Object.keys(decision.answers), answers: decision.answers };
   if (decision.action === 'abort') return { ...base, message: decision.reason };
   return base;
 }

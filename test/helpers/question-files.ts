@@ -1,0 +1,42 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The answer schema of the tools file's question: a city, a number of nights, a room kind and breakfast or not. */
+export const BOOKING_ANSWER = {
+  type: 'object',
+  properties: {
+    city: { type: 'string', minLength: 1 },
+    nights: { type: 'integer', minimum: 1 },
+    room: { type: 'string', enum: ['single', 'double'] },
+    breakfast: { type: 'boolean' },
+  },
+  required: ['city', 'nights', 'room', 'breakfast'],
+  additionalProperties: false,
+};
+
+/**
+ * A tools file with a question as a tools file declares one (docs/protocol.md, Questions for a human): `ask_booking`
+ * (`human: {answer}`, no `execute`), next to `echo`; and a script in which the model asks it (`call_q`), then answers.
+ */
+export function writeQuestionFiles(dir: string): { readonly tools: string; readonly script: string } {
+  const tools = join(dir, 'question-tools.mjs');
+  writeFileSync(
+    tools,
+    `export default [
+  {
+    name: 'ask_booking',
+    description: 'Asks the user where and how long to stay.',
+    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+    human: { answer: ${JSON.stringify(BOOKING_ANSWER)} },
+  },
+  { name: 'echo', description: 'echoes', parameters: { type: 'object', properties: { text: { type: 'string' } } }, execute: (args) => ({ text: args.text }) },
+];\n`,
+  );
+  const script = join(dir, 'question-script.json');
+  const responses = [{ text: 'Let me ask.', tool_calls: [{ id: 'call_q', name: 'ask_booking', arguments: { question: 'Where to?' } }] }, { text: 'Booked.' }];
+  writeFileSync(script, JSON.stringify({ responses }));
+  return { tools, script };
+}
+
+/** An answer the schema accepts. */
+export const GOOD_ANSWER = { city: 'Lyon', nights: 2, room: 'double', breakfast: true };
