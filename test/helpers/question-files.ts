@@ -1,5 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
+import type { Script } from '../../src/engines/scripted.js';
+import { defineHumanTool } from '../../src/index.js';
 
 /** The answer schema of the tools file's question: a city, a number of nights, a room kind and breakfast or not. */
 export const BOOKING_ANSWER = {
@@ -40,3 +43,25 @@ export function writeQuestionFiles(dir: string): { readonly tools: string; reado
 
 /** An answer the schema accepts. */
 export const GOOD_ANSWER = { city: 'Lyon', nights: 2, room: 'double', breakfast: true };
+
+/** Per conversation: a question and an echo in one inference, then an answer. */
+export const COLOR_SCRIPT: Script = {
+  responses: [
+    {
+      text: 'I need to know.',
+      tool_calls: [
+        { id: 'call_q', name: 'ask_color', arguments: { question: 'Which color?' } },
+        { id: 'call_echo', name: 'echo', arguments: { text: 'hi' } },
+      ],
+    },
+    { text: 'Painted.' },
+  ],
+};
+
+export const askColor = defineHumanTool({
+  name: 'ask_color',
+  description: 'Asks the user for a color.',
+  parameters: z.object({ question: z.string() }),
+  answer: z.object({ color: z.enum(['red', 'blue']), coats: z.number().int().min(1) }),
+});
+
