@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
-import { parseSse } from '../helpers/ag-ui-client.js';
+import { createLoggedTools, parseSse } from '../helpers/ag-ui-client.js';
+import { askColor, COLOR_SCRIPT } from '../helpers/question-files.js';
 
 const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
 const GET_ROUTES = ['/hydrate', '/debug/pauses', '/pauses', '/conversations', '/healthz', '/grants'];
@@ -18,9 +19,10 @@ const bodyLike = fc.record(
     prompt: fc.oneof(fc.string(), fc.jsonValue()),
     conv_id: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,10}$/), fc.string(), fc.jsonValue()),
     pause_id: fc.oneof(fc.string(), fc.jsonValue()),
-    action: fc.oneof(fc.constantFrom('continue', 'deny', 'edit', 'explode'), fc.jsonValue()),
+    action: fc.oneof(fc.constantFrom('continue', 'deny', 'edit', 'answer', 'explode'), fc.jsonValue()),
     tool_call_ids: fc.oneof(fc.array(fc.string()), fc.jsonValue()),
     edits: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
+    answers: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
     overrides: fc.oneof(
       fc.record({ step_mode: fc.jsonValue(), tools: fc.jsonValue(), system_prompt: fc.jsonValue(), max_iterations: fc.jsonValue() }, { requiredKeys: [] }),
       fc.jsonValue(),
@@ -214,6 +216,33 @@ describe('fuzzing the wire', () => {
       { numRuns: 100 },
     );
     expect((await get(t.base, '/healthz')).status).toBe(200);
+  });
+
+  it('should refuse any malformed answer to a question with a 400, leaving the question waiting (docs/protocol.md, Questions for a human)', async () => {
+    const q = await startTestServer({ debug: true, script: COLOR_SCRIPT, runtime: { tools: [...createLoggedTools([]), askColor], pauseTimeoutMs: 60_000 } });
+    try {
+      const asker = await SemClient.connect(`${q.wsBase}/ws?conv_id=fuzz-q`);
+      await post(q.base, '/chat', { prompt: 'x', conv_id: 'fuzz-q' });
+      const { pause_id } = await asker.next('debugger.pause');
+      // Anything but {color: 'red' | 'blue', coats: integer >= 1} for call_q; the other ids are no questions.
+      const answer = fc.oneof(fc.jsonValue(), fc.record({ color: fc.oneof(fc.string(), fc.jsonValue()), coats: fc.oneof(fc.double(), fc.integer({ max: 0 }), fc.jsonValue()) }, { requiredKeys: [] }));
+      const answers = fc.oneof(fc.dictionary(fc.constantFrom('call_q', 'call_echo', 'x'), answer), fc.jsonValue());
+      await fc.assert(
+        fc.asyncProperty(answers, fc.constantFrom('answer', 'continue', 'deny'), async (value, action) => {
+          const reply = await post(q.base, '/debug/continue', { pause_id, action, answers: value });
+          expectWellFormed(reply);
+          expect(reply.status).toBe(400);
+        }),
+        { numRuns: 200 },
+      );
+      expect((await get(q.base, '/debug/pauses?conv_id=fuzz-q')).body.pauses).toEqual([expect.objectContaining({ pause_id, kind: 'question' })]);
+      expect(asker.frames.some((frame) => frame.type === 'debugger.resume')).toBe(false);
+      expect((await post(q.base, '/debug/continue', { pause_id, action: 'answer', answers: { call_q: { color: 'red', coats: 1 } } })).status).toBe(200);
+      expect(await asker.next('run.end')).toMatchObject({ status: 'completed' });
+      await asker.close();
+    } finally {
+      await q.close();
+    }
   });
 
   it('should leave the run in progress unharmed', async () => {
