@@ -1,21 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Script } from '../../src/engines/scripted.js';
 import { defineHumanTool } from '../../src/index.js';
 
 /** The answer schema of the tools file's question: a city, a number of nights, a room kind and breakfast or not. */
-export const BOOKING_ANSWER = {
-  type: 'object',
-  properties: {
-    city: { type: 'string', minLength: 1 },
-    nights: { type: 'integer', minimum: 1 },
-    room: { type: 'string', enum: ['single', 'double'] },
-    breakfast: { type: 'boolean' },
-  },
-  required: ['city', 'nights', 'room', 'breakfast'],
-  additionalProperties: false,
-};
+export const BOOKING_ANSWER = JSON.parse(readFileSync(new URL('../dashboard/fixtures/booking-answer.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 /**
  * A tools file with a question as a tools file declares one (docs/protocol.md, Questions for a human): `ask_booking`
