@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { newConvId, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
+import { newConvId, newPage, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
 import { useDashboardSuite } from './helpers/suite.js';
 
 // docs/protocol.md, Questions for a human, from the page: the pause card renders a form from the answer schema, a
@@ -73,5 +73,42 @@ describe('dashboard: questions for a human', () => {
       { id: 'call_q', result: answer },
       { id: 'call_t', result: ['quiet', 'view'] },
     ]);
+  });
+});
+
+describe('dashboard: a question in the inbox', () => {
+  it('should open the answer form with a, show a refusal under it, and send the answer with Ctrl+Enter', async () => {
+    const convId = newConvId('inbox-question');
+    const page = suite.track(await newPage(suite.browser));
+    await page.goto(`${suite.server.url}/inbox.html`);
+    await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
+    expect((await suite.server.api('POST', '/chat', { prompt: 'book', conv_id: convId })).status).toBe(200);
+    await page.locator(`[data-testid="inbox-row"][data-conv-id="${convId}"]`).waitFor();
+    // By pause id: once answered, the run asks its next question in a row of its own.
+    const pauseId = await page.locator(`[data-testid="inbox-row"][data-conv-id="${convId}"]`).getAttribute('data-pause-id');
+    const row = page.locator(`[data-testid="inbox-row"][data-pause-id="${pauseId}"]`);
+    expect(await row.getByTestId('inbox-kind').textContent()).toBe('question');
+    // The only waiting pause on this server: it is the selected row.
+    expect(await row.getAttribute('data-selected')).toBe('true');
+    await page.keyboard.press('a');
+    const field = (name: string) => row.locator(`[data-testid="answer-field"][data-field="${name}"]`);
+    expect(await field('city').evaluate((node) => node === document.activeElement)).toBe(true);
+    await page.keyboard.type('Nice');
+    await field('nights').fill('-1');
+    await field('room').selectOption('single');
+    await field('nights').focus();
+    const refused = page.waitForResponse((response) => response.url().endsWith('/debug/continue'));
+    await page.keyboard.press('Control+Enter');
+    expect((await refused).status()).toBe(400);
+    await row.getByTestId('answer-error').waitFor();
+    expect(await page.getByTestId('error-banner').isVisible()).toBe(true);
+    expect(await row.isVisible()).toBe(true);
+
+    await field('nights').fill('3');
+    await page.keyboard.press('Control+Enter');
+    await row.waitFor({ state: 'detached', timeout: 15_000 });
+    const { decisions } = (await suite.server.api('GET', `/conversations/${convId}/decisions`)).body;
+    expect(decisions[0]).toMatchObject({ reason: 'answered', answers: { call_q: { city: 'Nice', nights: 3, room: 'single', breakfast: false } } });
+    await suite.server.api('POST', '/chat/cancel', { conv_id: convId });
   });
 });
