@@ -1,7 +1,15 @@
 import { marbles } from 'rxjs-marbles/jest';
+import { map } from 'rxjs';
+import { createGrantBook } from '../../src/sessions/grant-book.js';
+import { createMemoryGrants } from '../../src/store/memory-grants.js';
 import { z } from 'zod';
 import {
   answerWith,
+  createSequentialIds,
+  createStepController,
+  createToolRegistry,
+  pausePoint,
+  type LoopState,
   defineHumanTool,
   UNANSWERED,
   type InferenceRequest,
@@ -11,7 +19,7 @@ import {
   type ToolUseBlock,
 } from '../../src/index.js';
 import { createVirtualTool } from '../../src/testing/index.js';
-import { createTestRuntime, PAUSE_LABELS, recordingEngine, startAt } from './helpers.js';
+import { createTestRuntime, PAUSE_LABELS, recordingEngine, runContext, startAt } from './helpers.js';
 
 /** The question the model asks: a city and a number of nights. */
 const ask = defineHumanTool({
@@ -84,5 +92,23 @@ describe('questions for a human (docs/protocol.md, Questions for a human)', () =
     startAt(m, 0, () => plain.session.start({ prompt: 'hi' }).result$);
     m.scheduler.schedule(() => expect(plain.sw.controller.submit(answerWith('pause_1', { e1: 1 }))).toMatchObject({ ok: false, error: { code: 'invalid_action' } }), 1);
     m.flush();
+  }));
+
+  it('should pause at a question even with step mode off and a grant naming its tool', marbles((m) => {
+    const published: StepwiseEvent[] = [];
+    const publish = (event: StepwiseEvent) => void published.push(event);
+    const ids = createSequentialIds();
+    const controller = createStepController({ ids, publish, scheduler: m.scheduler, resumeScheduler: m.scheduler }, { pauseTimeoutMs: 100 });
+    const store = createMemoryGrants();
+    // Written to the store directly: `remember` itself refuses a tool that is not grantable.
+    void store.put({ grant_id: 'g1', scope: 'conversation', conv_id: 'c1', tools: ['ask'], by: 'alice', created_at: 0 });
+    const grants = createGrantBook({ store, scheduler: m.scheduler, ids, targetOf: (conv_id) => ({ conv_id }) });
+    const ports = { controller, registry: createToolRegistry([ask]), grants, publish, ids, scheduler: m.scheduler };
+    const state: LoopState = { run: runContext(), blocks: [{ id: 'b1', kind: 'tool_call', payload: { id: 'q1', name: 'ask', args: { question: 'x' } } }], iteration: 1 };
+    const action = map((s: LoopState) => s.decision?.action ?? '-');
+    m.expect(m.cold('a', { a: state }).pipe(pausePoint('after_inference', ports), action)).toBeObservable('100ms t', { t: 'continue' });
+    m.flush();
+    expect(published.map((event) => event.type)).toEqual(['paused', 'resumed']);
+    expect(published[0]).toMatchObject({ pause: { kind: 'question' } });
   }));
 });
