@@ -92,4 +92,21 @@ describe('questions for a human through the CLI', () => {
     expect(decisions).toEqual([expect.objectContaining({ reason: 'answered', answers: { call_q: GOOD_ANSWER } })]);
     await Promise.all([ws.close(), late.close()]);
   }, 30_000);
+
+  it('should ask the same question again after kill -9 and take its answer on the restarted server', async () => {
+    const flags = ['--store', 'sqlite', '--data-dir', join(dir, 'data')];
+    const first = await serve(flags);
+    const { ws, pause } = await ask(first, 'q4');
+    await ws.close();
+    expect(await first.stop('SIGKILL')).toBe(null);
+
+    const second = await serve(flags);
+    const again = await SemClient.connect(`${second.wsBase}/ws?conv_id=q4`);
+    expect(again.hello.pending_pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, kind: 'question', answer_schema: BOOKING_ANSWER })]);
+    expect((await post(second.base, '/debug/continue', { pause_id: pause.pause_id, action: 'answer', answers: { call_q: { ...GOOD_ANSWER, room: 'suite' } } })).status).toBe(400);
+    expect((await post(second.base, '/debug/continue', { pause_id: pause.pause_id, action: 'answer', answers: { call_q: GOOD_ANSWER } })).status).toBe(200);
+    expect(await again.waitFor((frame) => frame.type === 'tool.result')).toMatchObject({ id: 'call_q', result: GOOD_ANSWER });
+    expect(await again.waitFor((frame) => frame.type === 'run.end')).toMatchObject({ status: 'completed' });
+    await again.close();
+  }, 30_000);
 });
