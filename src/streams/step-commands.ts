@@ -140,6 +140,11 @@ export function deniedBy(decision: PauseDecision | undefined, toolCallId: string
   return !chosen || chosen.length === 0 || chosen.includes(toolCallId) ? decision.reason : undefined;
 }
 
+/** Whether `decision` answers this call, a question (docs/protocol.md, Questions for a human): its result is the answer and no code runs. */
+export function isAnswered(decision: PauseDecision | undefined, toolCallId: string): boolean {
+  return decision?.action === 'answer' && Object.hasOwn(decision.answers, toolCallId);
+}
+
 /** The reason a decision resumes with. */
 export function reasonOf(decision: PauseDecision): ResumeReason {
   switch (decision.action) {
