@@ -60,7 +60,9 @@ export {
   type StepControllerConfig,
   type TimeoutAction,
 } from './streams/step-controller.js';
-export { defineTool, toTool, type Breakpoint, type BreakpointContext, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
+export { defineTool, type Breakpoint, type BreakpointContext, type HumanAnswer, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
+export { defineHumanTool, UNANSWERED, type HumanToolDefinition } from './tools/define-human-tool.js';
+export { toTool, type HumanToolEntry } from './tools/to-tool.js';
 export { createToolExecutor, ToolTimeoutError, type ToolExecutor, type ToolExecutorConfig, type ToolOutcome } from './tools/tool-executor.js';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
 export {
@@ -77,7 +79,7 @@ export {
   type ToolList,
 } from './sessions/session.js';
 export { finalTextOf } from './sessions/run-handle.js';
-export { continueWith, denyWith, editCall, editResults, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
+export { answerWith, continueWith, denyWith, editCall, editResults, editWith, type ArgsOf, type PauseRef, type ToolEdit } from './sessions/typed-decisions.js';
 export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';

@@ -7,7 +7,8 @@ import { selectEngine, type EngineChoice, type EngineSelection } from '../engine
 import type { McpServers } from '../mcp/index.js';
 import { parseTokens } from '../server/auth.js';
 import type { Profile } from '../server/profiles.js';
-import { toTool, type Tool, type ToolDefinition } from '../tools/define-tool.js';
+import type { Tool, ToolDefinition } from '../tools/define-tool.js';
+import { toTool } from '../tools/to-tool.js';
 import { createDemoScript, createDemoTools } from './demo.js';
 import { isLoopback, type ServeOptions } from './options.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';

@@ -15,6 +15,11 @@ export interface PauseToolCall {
    * without step mode; else absent.
    */
   readonly breakpoint?: boolean;
+  /**
+   * Set on a question (docs/protocol.md, Questions for a human): the JSON Schema an answer to this call must meet.
+   * A question always pauses and is answered with `action: "answer"`; its answer is the call's result.
+   */
+  readonly answer_schema?: Readonly<Record<string, unknown>>;
 }
 
 /** A pending pause, exactly the pause object of docs/protocol.md, The pause object. */
@@ -29,6 +34,10 @@ export interface PauseInfo {
   readonly inference_id: string;
   readonly turn_id: string;
   readonly tool_calls: readonly PauseToolCall[];
+  /** `question` when a pending call asks a human something (docs/protocol.md, Questions for a human); else absent. */
+  readonly kind?: 'question';
+  /** With `kind: "question"`: the first question's `answer_schema` (each question call carries its own). */
+  readonly answer_schema?: Readonly<Record<string, unknown>>;
 }
 
 /** One replaced tool result: what the tool returned and what the model will see instead. */
@@ -55,5 +64,10 @@ export type PauseDecision =
       /** Replaced results by tool_call_id (`after_tools`), each with the original, for the block and the audit trail. */
       readonly results?: Readonly<Record<string, ResultEdit>>;
     }
+  /**
+   * Answers to the pause's questions by tool_call_id, each valid against its call's `answer_schema`; the other calls
+   * run as with `continue`.
+   */
+  | { readonly action: 'answer'; readonly answers: Readonly<Record<string, unknown>>; readonly args_digests?: ArgsDigests }
   /** Only from the `abort` timeout action: the run ends as failed. */
   | { readonly action: 'abort'; readonly reason: string };

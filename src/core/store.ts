@@ -126,7 +126,7 @@ export interface DecisionRecord {
   readonly pause_id: string;
   readonly phase: StoredPausePhase;
   readonly inference_id: string;
-  /** The `debugger.resume` reason: continued, denied, edited, timeout, disabled, cancelled. */
+  /** The `debugger.resume` reason: continued, denied, edited, answered, timeout, disabled, cancelled. */
   readonly reason: string;
   /** The token's user, `local` without auth, `system` for timeout, disable and cancel. */
   readonly by: string;
@@ -138,6 +138,8 @@ export interface DecisionRecord {
   readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
   /** Results before and after an `after_tools` edit, per tool call (docs/protocol.md, Breakpoints and result edits). */
   readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+  /** The answers to a pause's questions, by tool_call_id (docs/protocol.md, Questions for a human). */
+  readonly answers?: Readonly<Record<string, unknown>>;
   /** Per call that will run, the digest of its arguments (docs/protocol.md, Approvals bound to what runs); absent in rows written before. */
   readonly args_digests?: Readonly<Record<string, string>>;
   /** The grant that let the call run without a pause (docs/protocol.md, Grants); `by` is then `grant`. */

@@ -53,6 +53,9 @@ export function renderDecision(decision, callName = () => undefined) {
       ),
     );
   }
+  for (const [id, answer] of Object.entries(decision.answers ?? {})) {
+    rows.push(h('div', { class: 'decision-edit', testid: 'decision-answer', data: { toolCallId: id } }, h('div', { class: 'label', text: `answered ${label(id)}` }), h('pre', { class: 'after', text: pretty(answer) })));
+  }
   return h('div', { class: 'decision', testid: 'pause-decision', data: { by: decision.by ?? '', reason: decision.reason ?? '' } }, rows);
 }
 

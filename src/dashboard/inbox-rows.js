@@ -2,6 +2,7 @@
 // long is left. Rows are plain elements; the inbox page keeps them in deadline order and selects one.
 
 import { h, pretty } from './dom.js';
+import { createQuestionForms } from './question-form.js';
 
 /** A pause object from a `debugger.pause` frame (the listing's shape, as `ws.hello` gives it). */
 export function pauseOfFrame(frame) {
@@ -11,6 +12,7 @@ export function pauseOfFrame(frame) {
     summary: frame.summary,
     deadline_ms: frame.deadline_ms,
     conv_id: frame.metadata?.conversation_id,
+    ...(frame.kind ? { kind: frame.kind } : {}),
     tool_calls: frame.phase === 'after_inference' ? (frame.extra?.tool_calls ?? []) : [],
   };
 }
@@ -21,25 +23,28 @@ export function countdownText(deadlineMs, nowMs) {
   return `${left} s`;
 }
 
-/** The row of one pause; its editor (one JSON box per call) is shown by `e`. */
+/** The row of one pause; its editor (one JSON box per call) is shown by `e`, a question's answer form by `a`. */
 export function createRow(pause) {
   const calls = pause.tool_calls ?? [];
   const editors = calls.map((call) =>
     h('textarea', { class: 'input code', rows: 3, testid: 'inbox-edit-args', data: { toolCallId: call.id }, 'aria-label': `arguments of ${call.name}` }),
   );
   const editor = h('div', { class: 'inbox-editor', testid: 'inbox-editor', hidden: true }, editors);
+  const questions = createQuestionForms(calls);
+  const answerBox = h('div', { class: 'inbox-editor', testid: 'inbox-answer', hidden: true }, questions.forms.map(({ form }) => form.node));
   const countdown = h('span', { class: 'badge', testid: 'inbox-countdown' });
   const node = h(
     'li',
     { class: 'inbox-row', testid: 'inbox-row', tabindex: -1, data: { pauseId: pause.pause_id, convId: pause.conv_id ?? '', phase: pause.phase } },
     h('div', { class: 'inbox-head' },
-      h('span', { class: 'badge', text: pause.phase === 'after_inference' ? 'tools requested' : 'tools ran' }),
+      h('span', { class: 'badge', testid: 'inbox-kind', text: pause.kind === 'question' ? 'question' : pause.phase === 'after_inference' ? 'tools requested' : 'tools ran' }),
       h('a', { class: 'small', href: `./#/c/${encodeURIComponent(pause.conv_id ?? '')}`, text: pause.conv_id ?? '', testid: 'inbox-conv' }),
       countdown,
     ),
     h('div', { class: 'inbox-summary', text: pause.summary ?? '' }),
     calls.map((call) => h('pre', { class: 'small', testid: 'inbox-call', text: `${call.name} ${pretty(call.input)}` })),
     editor,
+    answerBox,
   );
   return {
     node,
@@ -57,8 +62,21 @@ export function createRow(pause) {
       editors[0].focus();
       return true;
     },
+    /** Opens the answer form of the pause's questions; false when it asks none. */
+    openAnswer: () => {
+      if (questions.forms.length === 0) return false;
+      answerBox.hidden = false;
+      node.dataset.mode = 'answer';
+      answerBox.querySelector('input, select, textarea')?.focus();
+      return true;
+    },
+    /** The answers the forms hold (`{answers}`), or why they cannot be sent (`{error}`). */
+    answers: () => questions.collect(),
+    /** Shows what the server refused (details.answers of a 400) under each form. */
+    showIssues: (details) => questions.showIssues(details),
     closeEditor: () => {
       editor.hidden = true;
+      answerBox.hidden = true;
       delete node.dataset.mode;
       node.focus();
     },

@@ -1,6 +1,6 @@
 // The inbox page (docs/protocol.md, The inbox): every pause the operator may answer, across conversations,
 // live from `/ws/pauses`, soonest deadline first, with a countdown each, answered from the keyboard:
-// j/k move, c continue, d deny, e edit (Ctrl+Enter sends the edit, Escape cancels). Another viewer's
+// j/k move, c continue, d deny, e edit, a answer a question (Ctrl+Enter sends the edit or the answer, Escape cancels). Another viewer's
 // decision removes the row here too, since the resume frame reaches every viewer.
 
 import { api, endpoint, getToken, setToken } from './api.js';
@@ -71,9 +71,18 @@ async function decide(row, body) {
     await api.decide({ pause_id: row.pause.pause_id, conv_id: row.pause.conv_id, ...body });
   } catch (failure) {
     // Another viewer was first: the resume frame removes the row, there is nothing to say.
-    if (failure.code === 'pause_resolved' || failure.code === 'unknown_pause') remove(row.pause.pause_id);
-    else showError(typeof failure.describe === 'function' ? failure.describe() : String(failure));
+    if (failure.code === 'pause_resolved' || failure.code === 'unknown_pause') return remove(row.pause.pause_id);
+    // A refused answer: its issues go under the forms, which stay open to be corrected.
+    if (body.action === 'answer') row.showIssues(failure.details);
+    showError(typeof failure.describe === 'function' ? failure.describe() : String(failure));
   }
+}
+
+/** Sends the answers of the row's open forms; the row goes when the resume frame comes. */
+function sendAnswers(row) {
+  const collected = row.answers();
+  if (collected.error) return showError(collected.error);
+  return decide(row, { action: 'answer', answers: collected.answers });
 }
 
 function move(step) {
@@ -90,6 +99,9 @@ function onEditorKey(key, row) {
   if (key.key === 'Escape') {
     key.preventDefault();
     row.closeEditor();
+  } else if (key.key === 'Enter' && (key.ctrlKey || key.metaKey) && row.node.dataset.mode === 'answer') {
+    key.preventDefault();
+    void sendAnswers(row);
   } else if (key.key === 'Enter' && (key.ctrlKey || key.metaKey)) {
     key.preventDefault();
     let edits;
@@ -118,6 +130,7 @@ function onKey(key) {
     c: () => row && decide(row, { action: 'continue' }),
     d: () => row && decide(row, { action: 'deny', reason: 'denied from the inbox' }),
     e: () => row?.openEditor(),
+    a: () => row?.openAnswer(),
   };
   const action = actions[key.key.toLowerCase()];
   if (!action) return;

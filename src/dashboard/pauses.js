@@ -5,40 +5,9 @@
 import { ApiError } from './api.js';
 import { renderDecision, timeoutActionOf } from './decision.js';
 import { formatClock, h, pretty, readJsonEditor } from './dom.js';
+import { formatRemaining, normalizePause, REASON_TEXT } from './pause-object.js';
+import { createQuestionForms } from './question-form.js';
 import { createResultEditors } from './result-edit.js';
-
-const REASON_TEXT = {
-  continued: 'Continued',
-  denied: 'Denied',
-  edited: 'Continued with edited arguments',
-  timeout: 'Deadline passed (timeout action applied)',
-  disabled: 'Step mode disabled',
-  cancelled: 'Run cancelled',
-};
-
-/** The pause object (docs/protocol.md, The pause object) from either a debugger.pause frame or a hello's pending pause. */
-export function normalizePause(source) {
-  const meta = source.metadata ?? {};
-  const calls = source.tool_calls ?? source.extra?.tool_calls ?? source.extra?.pending_tools ?? [];
-  return {
-    pause_id: source.pause_id ?? source.id,
-    phase: source.phase ?? 'after_inference',
-    summary: source.summary ?? '',
-    deadline_ms: Number(source.deadline_ms) || 0,
-    inference_id: source.inference_id ?? meta.inference_id,
-    tool_calls: (Array.isArray(calls) ? calls : [])
-      .filter((call) => call && typeof call === 'object')
-      .map((call) => ({ id: call.id ?? call.tool_call_id, name: call.name ?? '?', input: call.input ?? call.args ?? call.arguments ?? {}, breakpoint: call.breakpoint === true })),
-  };
-}
-
-const formatRemaining = (ms) => {
-  if (ms <= 0) return 'deadline reached';
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s left`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes}:${String(Math.floor(seconds % 60)).padStart(2, '0')} left`;
-};
 
 /**
  * Manages the cards. `decide(body)` posts a decision; `serverNow()` is the browser clock corrected
@@ -57,6 +26,9 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
   const buildCard = (pause, results) => {
     const isEdit = pause.phase === 'after_inference' && pause.tool_calls.length > 0;
     const resultEditors = pause.phase === 'after_tools' && results.length > 0 ? createResultEditors(results) : null;
+    // Questions for a human are answered in a form built from their answer schemas.
+    const questions = createQuestionForms(pause.tool_calls);
+    const asks = questions.forms.length > 0;
     const countdown = h('span', { class: 'countdown', testid: 'pause-countdown' });
     const title = h('strong', { text: 'Paused' });
     const bar = h('div', { class: 'bar' });
@@ -73,9 +45,10 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       const node = h(
         'div',
         { class: 'pause-call', testid: 'pause-call', data: { toolCallId: call.id, name: call.name } },
-        h('label', { class: 'call-head' }, h('span', { class: 'only-deny' }, select), h('strong', { testid: 'pause-call-name', text: call.name }), h('code', { class: 'muted', text: call.id }), call.breakpoint ? h('span', { class: 'badge breakpoint', testid: 'breakpoint-mark', title: 'this tool asked for the pause itself', text: 'breakpoint' }) : null),
+        h('label', { class: 'call-head' }, h('span', { class: 'only-deny' }, select), h('strong', { testid: 'pause-call-name', text: call.name }), h('code', { class: 'muted', text: call.id }), call.answer_schema ? h('span', { class: 'badge question', testid: 'question-mark', title: 'the model asks a person: answer below', text: 'question' }) : call.breakpoint ? h('span', { class: 'badge breakpoint', testid: 'breakpoint-mark', title: 'this tool asked for the pause itself', text: 'breakpoint' }) : null),
         h('pre', { class: 'only-view', testid: 'pause-call-args', text: original }),
         h('div', { class: 'only-edit' }, editor, editError),
+        h('div', { class: 'only-view' }, questions.formOf(call.id)?.node),
       );
       return { call, select, editor, editError, original, node };
     });
@@ -104,7 +77,8 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
         h(
           'span',
           { class: 'only-view' },
-          button('Continue', 'pause-continue', 'primary', () => send({ action: 'continue' }), 'c'),
+          asks ? button('Answer', 'pause-answer', 'primary', () => submitAnswers(), 'a') : null,
+          button('Continue', 'pause-continue', asks ? 'ghost' : 'primary', () => send({ action: 'continue' }), 'c'),
           isEdit ? button('Deny…', 'pause-deny', 'danger-ghost', () => setMode('deny'), 'd') : null,
           isEdit ? button('Edit…', 'pause-edit', 'ghost', () => setMode('edit'), 'e') : null,
           resultEditors ? button('Edit results…', 'pause-edit-results', 'ghost', () => setMode('results'), 'e') : null,
@@ -151,7 +125,8 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
         // Closing waits for debugger.resume, which every dashboard receives, so they close together.
         node.dataset.state = card.open ? 'resolving' : node.dataset.state;
       } catch (failure) {
-        const placed = failure instanceof ApiError && failure.status === 400 && decision.action === 'edit' ? markEditErrors(failure.details) : 0;
+        const refused = failure instanceof ApiError && failure.status === 400;
+        const placed = refused && decision.action === 'edit' ? markEditErrors(failure.details) : refused && decision.action === 'answer' ? questions.showIssues(failure.details) : 0;
         // Issues already shown under their editors need not be repeated in the card's message.
         showError(failure instanceof ApiError ? (placed ? failure.message : failure.describe()) : String(failure?.message ?? failure));
         setBusy(false);
@@ -165,6 +140,11 @@ export function createPauseDeck({ decide, serverNow, convId, fork }) {
       } catch (failure) {
         showError(failure instanceof ApiError ? failure.describe() : String(failure?.message ?? failure));
       }
+    }
+
+    function submitAnswers() {
+      const collected = questions.collect();
+      return collected.error ? showError(collected.error) : send({ action: 'answer', answers: collected.answers });
     }
 
     function submitDeny() {

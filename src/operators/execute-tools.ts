@@ -68,6 +68,8 @@ function runCalls(
 
   /** The call's progress: `started` (unless denied), then `finished` with its outcome. */
   const runOne = (call: ToolCall): Observable<ToolProgress> => {
+    // A question's answer is its result (docs/protocol.md, Questions for a human): given by a human, nothing runs.
+    if (decision.action === 'answer' && Object.hasOwn(decision.answers, call.id)) return answered(call, decision.answers[call.id]);
     const denial = deniedBy(decision, call.id);
     // The digest the decision approved, if one was taken: the executor refuses other arguments.
     if (denial === undefined) return executor.execute(call, run.allowedTools, decision.action === 'abort' ? undefined : decision.args_digests?.[call.id]);
@@ -112,6 +114,13 @@ function runCalls(
     ),
   );
 }
+
+/** An answered question's progress: it starts with the model's arguments and finishes with the answer. */
+const answered = (call: ToolCall, answer: unknown): Observable<ToolProgress> =>
+  of<ToolProgress[]>(
+    { type: 'started', args: call.args },
+    { type: 'finished', outcome: { tool_call_id: call.id, name: call.name, result: answer, abortsRun: false } },
+  );
 
 /** No decision taken (step mode off): every call runs as asked. */
 const CONTINUE: PauseDecision = Object.freeze({ action: 'continue' });

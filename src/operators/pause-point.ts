@@ -70,9 +70,10 @@ export function pauseAt(
         inference_id: run.inference_id,
         turn_id: run.turn_id,
         phase,
-        summary: summarize(phase, state, calls),
+        summary: summarize(phase, state, calls, registry),
         tool_calls: toolCalls,
         validateEdit: editValidator(calls, registry),
+        validateAnswer: answerValidator(calls, registry),
         ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
       })
       .pipe(map((resolution) => applyResolution(phase, state, resolution)));
@@ -110,7 +111,11 @@ function replaceResults(blocks: readonly Block[], results: Readonly<Record<strin
   });
 }
 
-function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall[]): string {
+function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall[], registry: ToolRegistry): string {
+  const questions = calls.filter((call) => registry.get(call.name)?.human !== undefined);
+  if (phase === 'after_inference' && questions.length > 0) {
+    return `the model asks a human (${questions.map((call) => call.name).join(', ')}): answer to go on`;
+  }
   if (phase === 'after_inference') {
     const names = calls.map((call) => call.name).join(', ');
     return `the model asked for ${calls.length} tool call${calls.length === 1 ? '' : 's'}: ${names}`;
@@ -126,6 +131,17 @@ function editValidator(calls: readonly ToolCall[], registry: ToolRegistry) {
     const tool = call && registry.get(call.name);
     if (!tool) return [`no known tool for tool_call_id "${toolCallId}"`];
     const validation = tool.validate(args);
+    return validation.ok ? [] : validation.issues;
+  };
+}
+
+/** Answers are checked against the answer schema of the question each call asks. */
+function answerValidator(calls: readonly ToolCall[], registry: ToolRegistry) {
+  return (toolCallId: string, answer: unknown): readonly string[] => {
+    const call = calls.find((candidate) => candidate.id === toolCallId);
+    const human = call && registry.get(call.name)?.human;
+    if (!human) return [`no question with tool_call_id "${toolCallId}"`];
+    const validation = human.validateAnswer(answer);
     return validation.ok ? [] : validation.issues;
   };
 }

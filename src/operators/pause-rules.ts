@@ -16,10 +16,15 @@ export function hasBreakpointTool(registry: ToolRegistry, calls: readonly ToolCa
   return false;
 }
 
-/** The pause's `tool_calls`, each marked `breakpoint: true` when its tool asks for this pause. */
+/**
+ * The pause's `tool_calls`, each marked `breakpoint: true` when its tool asks for this pause, and a question's with
+ * the schema its answer must meet (docs/protocol.md, Questions for a human).
+ */
 export function pauseCalls(registry: ToolRegistry, run: RunContext, calls: readonly ToolCall[]): PauseToolCall[] {
   return calls.map((call) => {
     const base = { id: call.id, name: call.name, input: call.args };
+    const human = registry.get(call.name)?.human;
+    if (human) return { ...base, breakpoint: true as const, answer_schema: human.answer_schema };
     return wantsPause(registry, run, call) ? { ...base, breakpoint: true as const } : base;
   });
 }

@@ -30,6 +30,7 @@ const continueSchema = z.object({
   reason: z.string().max(10_000).optional(),
   edits: z.record(z.string(), z.unknown()).optional(),
   results: z.record(z.string(), z.unknown()).optional(),
+  answers: z.record(z.string(), z.unknown()).optional(),
   remember: rememberSchema.optional(),
 });
 
@@ -81,7 +82,7 @@ export const disableStep: StepCommand = async (context, caller, body) => {
   return { ok: true, session_id: session.session_id, released };
 };
 
-const ACTIONS: readonly string[] = ['continue', 'deny', 'edit'] satisfies readonly NonNullable<ContinueCommand['action']>[];
+const ACTIONS: readonly string[] = ['continue', 'deny', 'edit', 'answer'] satisfies readonly NonNullable<ContinueCommand['action']>[];
 const isAction = (action: string): action is NonNullable<ContinueCommand['action']> => ACTIONS.includes(action);
 
 const SUBMIT_STATUS = { unknown_pause: 404, pause_resolved: 409, invalid_action: 400, invalid_arguments: 400 } as const;
@@ -91,7 +92,7 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
   const command = parseOr400(continueSchema, body);
   if (command.action !== undefined && !isAction(command.action)) {
     // Refused before the pause is looked up: the request is wrong whichever pause it names.
-    throw new HttpError(400, 'invalid_action', `unknown action "${command.action}" (continue, deny or edit)`);
+    throw new HttpError(400, 'invalid_action', `unknown action "${command.action}" (continue, deny, edit or answer)`);
   }
   const { controller } = context.stepwise;
   // Known also after resolution, so a foreign pause is refused with 403 whatever its state.
@@ -112,6 +113,7 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
     ...(command.reason !== undefined ? { reason: command.reason } : {}),
     ...(command.edits ? { edits: command.edits } : {}),
     ...(command.results ? { results: command.results } : {}),
+    ...(command.answers ? { answers: command.answers } : {}),
     // A signed link's decision is recorded as the link's (docs/protocol.md, Webhooks and signed links).
     ...((caller.by ?? caller.user) ? { by: caller.by ?? caller.user } : {}),
   });

@@ -55,7 +55,10 @@ export function prepareGrant(
 ): (() => Promise<GrantRecord>) | undefined {
   const { remember } = command;
   if (remember === undefined) return undefined;
-  if (command.action === 'deny') throw new HttpError(400, 'invalid_action', '"remember" goes with continue or edit, not deny');
+  // An answer is for one question: a human answers each time (docs/protocol.md, Questions for a human).
+  if (command.action === 'deny' || command.action === 'answer') {
+    throw new HttpError(400, 'invalid_action', `"remember" goes with continue or edit, not ${command.action}`);
+  }
   const target = grantTargetOf(convId === undefined ? undefined : context.stepwise.sessions.get(convId));
   // No local session: the pause is unknown here, and the submit says so.
   if (!target) return undefined;

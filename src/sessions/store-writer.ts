@@ -3,7 +3,7 @@ import type { DecisionRecord, RunCheckpoint, StepSetting, Store } from '../core/
 import type { LoopPhase, LoopState } from '../operators/loop-state.js';
 import { engineOf, type LoopPorts } from '../operators/loop-state.js';
 import type { StepwiseEvent } from '../streams/events.js';
-import { deniedBy, type PauseResolution } from '../streams/step-commands.js';
+import { deniedBy, isAnswered, type PauseResolution } from '../streams/step-commands.js';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { RunResult } from './run.js';
@@ -106,15 +106,18 @@ export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string 
 /** Whether a call about to run (pending, not denied) is of a tool not declared idempotent: one a crash must not make run twice. */
 export function hasUnrepeatableCall(registry: ToolRegistry, state: LoopState, pending?: readonly ToolCall[]): boolean {
   for (const call of pending ?? pendingToolCalls(state.blocks)) {
-    if (deniedBy(state.decision, call.id) === undefined && registry.get(call.name)?.idempotent !== true) return true;
+    if (runsCode(state, call.id) && registry.get(call.name)?.idempotent !== true) return true;
   }
   return false;
 }
 
-/** The pending calls that are not denied. Loops, not `flatMap`: that took 9 µs per tools boundary of a 15-step turn (`loop_step`). */
+/** Whether a pending call's tool code runs: not denied, and not a question answered (its answer is its result). */
+const runsCode = (state: LoopState, toolCallId: string): boolean => deniedBy(state.decision, toolCallId) === undefined && !isAnswered(state.decision, toolCallId);
+
+/** The pending calls whose code runs (see `runsCode`). Loops, not `flatMap`: that took 9 µs per tools boundary of a 15-step turn (`loop_step`). */
 function runningCalls(state: LoopState, pending: readonly ToolCall[]): string[] {
   const running: string[] = [];
-  for (const call of pending) if (deniedBy(state.decision, call.id) === undefined) running.push(call.id);
+  for (const call of pending) if (runsCode(state, call.id)) running.push(call.id);
   return running;
 }
 
@@ -146,6 +149,7 @@ export function toDecision(resolution: PauseResolution, at_ms: number): Decision
     }
     return { ...base, tool_call_ids: Object.keys(edits), edits };
   }
+  if (decision.action === 'answer') return { ...base, tool_call_ids: Object.keys(decision.answers), answers: decision.answers };
   if (decision.action === 'abort') return { ...base, message: decision.reason };
   return base;
 }

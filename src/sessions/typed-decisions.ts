@@ -62,3 +62,8 @@ export function continueWith(pause: PauseRef): ContinueCommand {
 export function editResults(pause: PauseRef, results: Readonly<Record<string, unknown>>): ContinueCommand {
   return { pause_id: pauseIdOf(pause), action: 'edit', results };
 }
+
+/** `{pause_id, action: 'answer', answers: {tool_call_id: value}}`: answers the questions of a pause (docs/protocol.md, Questions for a human). */
+export function answerWith(pause: PauseRef, answers: Readonly<Record<string, unknown>>): ContinueCommand {
+  return { pause_id: pauseIdOf(pause), action: 'answer', answers };
+}

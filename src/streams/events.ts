@@ -9,7 +9,7 @@ export type { PauseInfo, PausePhase, PauseToolCall } from '../core/pauses.js';
  */
 
 export type RunStatus = 'completed' | 'failed' | 'cancelled' | 'max_iterations';
-export type ResumeReason = 'continued' | 'denied' | 'edited' | 'timeout' | 'disabled' | 'cancelled';
+export type ResumeReason = 'continued' | 'denied' | 'edited' | 'answered' | 'timeout' | 'disabled' | 'cancelled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** Who and where: every event carries the run it belongs to and when it happened (injected clock). */

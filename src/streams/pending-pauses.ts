@@ -4,6 +4,7 @@ import { bindResolution } from './bound-decisions.js';
 import type { DeadlineIndex } from './deadline-index.js';
 import { eventFrom, type PauseInfo } from './events.js';
 import { decide, reasonOf, StepCommandError, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
+import { decideAnswers, schemaAnswerValidator, type AnswerValidator } from './answer-decision.js';
 import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
 
 /** `by` of what no person decided: the deadline, switching step mode off, cancellation (docs/protocol.md, Durability). */
@@ -14,6 +15,8 @@ const LOCAL = 'local';
 interface PendingPause {
   readonly info: PauseInfo;
   readonly validateEdit: EditValidator;
+  /** Undefined: answers are checked against the schemas the pause carries. */
+  readonly validateAnswer: AnswerValidator | undefined;
   readonly results: Readonly<Record<string, unknown>>;
   /** Resolves the pause if it is still pending; later calls do nothing. */
   readonly resolve: (resolution: PauseResolution) => void;
@@ -85,7 +88,14 @@ function pauseInfoOf(book: PauseBook, request: PauseRequest, now: number): Pause
     inference_id: request.inference_id,
     turn_id: request.turn_id,
     tool_calls: request.tool_calls,
+    ...questionOf(request),
   };
+}
+
+/** A pause with a question says so, with the first question's schema (docs/protocol.md, Questions for a human). */
+function questionOf(request: PauseRequest): Pick<PauseInfo, 'kind' | 'answer_schema'> {
+  const question = request.tool_calls.find((call) => call.answer_schema !== undefined);
+  return question?.answer_schema ? { kind: 'question', answer_schema: question.answer_schema } : {};
 }
 
 // Hand-written rather than `race(commands$.pipe(filter(mine)), timer(deadline)).pipe(take(1), tap,
@@ -110,7 +120,7 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
         }),
       );
     };
-    const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), results: request.results ?? NO_RESULTS, resolve };
+    const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), validateAnswer: request.validateAnswer, results: request.results ?? NO_RESULTS, resolve };
     book.pendingById.set(info.pause_id, entry);
     schedulePause(book, info, now);
     book.ports.publish(eventFrom('paused', info, now, { pause: info }));
@@ -149,8 +159,8 @@ export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution:
     if (resolution.reason !== 'cancelled') held.add(book.resumeScheduler.schedule(() => wake(resolution)));
   };
   // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
-  const { info, validateEdit, results } = live;
-  const dormant: PendingPause = { info, validateEdit, results, resolve, dormant: true };
+  const { info, validateEdit, validateAnswer, results } = live;
+  const dormant: PendingPause = { info, validateEdit, validateAnswer, results, resolve, dormant: true };
   // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
   book.pendingById.set(pauseId, dormant);
   // Unsubscribed before it resolved: the hibernated run was cancelled (or suspended, muted first).
@@ -174,7 +184,10 @@ export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResul
           });
     return { ok: false, error };
   }
-  const decision = decide(entry.info, command, entry.validateEdit, entry.results);
+  const decision =
+    command.action === 'answer'
+      ? decideAnswers(entry.info, command, entry.validateAnswer ?? schemaAnswerValidator(entry.info))
+      : decide(entry.info, command, entry.validateEdit, entry.results);
   if (decision instanceof StepCommandError) return { ok: false, error: decision };
   entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
   return { ok: true, pause: entry.info };

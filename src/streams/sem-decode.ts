@@ -94,5 +94,6 @@ function pauseOf(sem: SemEvent): PauseInfo {
     inference_id: str(meta['inference_id']),
     turn_id: str(meta['turn_id']),
     tool_calls: (extra['tool_calls'] ?? []) as PauseToolCall[],
+    ...(sem['kind'] === 'question' ? { kind: 'question' as const, answer_schema: sem['answer_schema'] as Record<string, unknown> } : {}),
   };
 }

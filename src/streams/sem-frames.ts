@@ -98,5 +98,6 @@ function pauseEvent(event: Extract<StepwiseEvent, { type: 'paused' }>): Body {
     deadline_ms: pause.deadline_ms,
     metadata: { session_id: pause.session_id, inference_id: pause.inference_id, turn_id: pause.turn_id, conversation_id: pause.conv_id },
     extra: { pending_tools: pause.tool_calls.map((call) => call.name), tool_calls: pause.tool_calls },
+    ...(pause.kind === undefined ? {} : { kind: pause.kind, answer_schema: pause.answer_schema }),
   };
 }

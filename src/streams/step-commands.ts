@@ -6,12 +6,14 @@ export type { PauseDecision, ResultEdit } from '../core/pauses.js';
 /** A continue command, from the HTTP API, a test, or another process (one entry point: `submit`). */
 export interface ContinueCommand {
   readonly pause_id: string;
-  readonly action?: 'continue' | 'deny' | 'edit';
+  readonly action?: 'continue' | 'deny' | 'edit' | 'answer';
   readonly tool_call_ids?: readonly string[];
   readonly reason?: string;
   readonly edits?: Readonly<Record<string, unknown>>;
   /** `edit` at `after_tools`: new results (JSON values) by tool_call_id, replacing what the model will see. */
   readonly results?: Readonly<Record<string, unknown>>;
+  /** `answer` at a pause with questions: the answers by tool_call_id (docs/protocol.md, Questions for a human). */
+  readonly answers?: Readonly<Record<string, unknown>>;
   /** Who continued, for the `resumed` event (a user name, `redis:host`, …). */
   readonly by?: string;
 }
@@ -57,6 +59,7 @@ export function decide(
   results: Readonly<Record<string, unknown>> = {},
 ): PauseDecision | StepCommandError {
   const action = command.action ?? 'continue';
+  if (command.answers !== undefined) return new StepCommandError('invalid_action', `"answers" go with action "answer", not "${action}"`);
   if (action === 'continue') return { action };
   if (command.results !== undefined && (action !== 'edit' || pause.phase !== 'after_tools')) {
     return new StepCommandError('invalid_action', `"results" can only be edited at after_tools (action "edit"), not at ${pause.phase} with "${action}"`);
@@ -92,7 +95,7 @@ export function decide(
     }
     return { action, edits };
   }
-  return new StepCommandError('invalid_action', `unknown action "${String(action)}" (continue, deny or edit)`);
+  return new StepCommandError('invalid_action', `unknown action "${String(action)}" (continue, deny, edit or answer)`);
 }
 
 /** An `edit` at `after_tools`: every id a result of this pause, every value JSON. */
@@ -137,6 +140,11 @@ export function deniedBy(decision: PauseDecision | undefined, toolCallId: string
   return !chosen || chosen.length === 0 || chosen.includes(toolCallId) ? decision.reason : undefined;
 }
 
+/** Whether `decision` answers this call, a question (docs/protocol.md, Questions for a human): its result is the answer and no code runs. */
+export function isAnswered(decision: PauseDecision | undefined, toolCallId: string): boolean {
+  return decision?.action === 'answer' && Object.hasOwn(decision.answers, toolCallId);
+}
+
 /** The reason a decision resumes with. */
 export function reasonOf(decision: PauseDecision): ResumeReason {
   switch (decision.action) {
@@ -146,6 +154,8 @@ export function reasonOf(decision: PauseDecision): ResumeReason {
       return 'denied';
     case 'edit':
       return 'edited';
+    case 'answer':
+      return 'answered';
     case 'abort':
       return 'timeout';
   }

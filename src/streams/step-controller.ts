@@ -2,6 +2,7 @@ import { asapScheduler, asyncScheduler, type Observable, type SchedulerLike, typ
 import type { IdSource } from '../core/ids.js';
 import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
+import type { AnswerValidator } from './answer-decision.js';
 import { createDeadlineIndex } from './deadline-index.js';
 import { disableIn, hibernateIn, pause$, pendingOf, submitTo, type PauseBook } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
@@ -48,6 +49,8 @@ export interface PauseRequest {
   readonly summary: string;
   readonly tool_calls: readonly PauseToolCall[];
   readonly validateEdit?: EditValidator;
+  /** Checks an answer to a question of this pause (docs/protocol.md, Questions for a human). Default: its `answer_schema`. */
+  readonly validateAnswer?: AnswerValidator;
   /** At `after_tools`: the results the operator may replace, by tool_call_id (the originals, for the audit trail). */
   readonly results?: Readonly<Record<string, unknown>>;
   /**

@@ -1,6 +1,7 @@
 import { asyncScheduler, concatMap, defer, NEVER, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, toTool, type Tool, type ToolDefinition, type ToolErrorPolicy } from '../tools/define-tool.js';
+import { defineTool, type Tool, type ToolDefinition, type ToolErrorPolicy } from '../tools/define-tool.js';
+import { toTool } from '../tools/to-tool.js';
 
 /** What a virtual tool recorded of each call, for assertions. */
 export interface VirtualToolCall {

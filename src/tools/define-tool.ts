@@ -72,13 +72,21 @@ export interface Tool<Args = unknown> extends ToolSpec {
   readonly breakpoint?: true | ((args: unknown, context: BreakpointContext) => boolean);
   /** Set only when no grant may cover the tool (see `ToolDefinition.grantable`). */
   readonly grantable?: false;
+  /** Set only on a question for a human (see `defineHumanTool`): what an answer must be. */
+  readonly human?: HumanAnswer;
   validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
 }
 
+/** A question's answer: its JSON Schema (shown at the pause as `answer_schema`) and its check. */
+export interface HumanAnswer {
+  readonly answer_schema: JsonSchema;
+  validateAnswer(answer: unknown): Validation;
+}
+
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const isZodType = (value: unknown): value is z.ZodType =>
+export const isZodType = (value: unknown): value is z.ZodType =>
   typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function';
 
 /** Turns zod issues into lines a model can act on: `path: message`. */
@@ -89,6 +97,25 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
 function toJsonSchema(schema: z.ZodType): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema) as JsonSchema;
   return rest;
+}
+
+/** A schema given as zod or as JSON Schema: the validator that checks values and the JSON Schema shown to others. */
+export interface CheckedSchema {
+  readonly validator: z.ZodType;
+  readonly jsonSchema: JsonSchema;
+}
+
+/** Converts either way once (throws on an unusable schema): zod's own conversion in both directions. */
+export function checkedSchema(schema: z.ZodType | JsonSchema): CheckedSchema {
+  return isZodType(schema)
+    ? { validator: schema, jsonSchema: toJsonSchema(schema) }
+    : { validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]), jsonSchema: schema };
+}
+
+/** A value checked by a validator, with issues a model (or an operator) can act on. */
+export function validateWith<T>(validator: z.ZodType, value: unknown): Validation<T> {
+  const parsed = validator.safeParse(value);
+  return parsed.success ? { ok: true, value: parsed.data as T } : { ok: false, issues: describeIssues(parsed.error.issues) };
 }
 
 /**
@@ -108,14 +135,13 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
   if (breakpoint !== undefined && typeof breakpoint !== 'boolean' && typeof breakpoint !== 'function') {
     throw new TypeError(`defineTool(${name}): breakpoint must be a boolean or a function (args, context) => boolean`);
   }
-  let validator: z.ZodType;
-  let jsonSchema: JsonSchema;
+  let checked: CheckedSchema;
   try {
-    validator = isZodType(parameters) ? parameters : z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
-    jsonSchema = isZodType(parameters) ? toJsonSchema(parameters) : (parameters as JsonSchema);
+    checked = checkedSchema(parameters);
   } catch (error) {
     throw new TypeError(`defineTool(${name}): unusable parameters schema: ${(error as Error).message}`);
   }
+  const { validator, jsonSchema } = checked;
   return {
     name,
     description: description ?? '',
@@ -127,16 +153,7 @@ export function defineTool<Args, Result>(definition: ToolDefinition<Args, Result
     ...(definition.available === undefined ? {} : { available: definition.available }),
     ...(breakpoint === true ? { breakpoint: true as const } : {}),
     ...(typeof breakpoint === 'function' ? { breakpoint: (args: unknown, context: BreakpointContext) => breakpoint(args as Args, context) } : {}),
-    validate(args) {
-      const parsed = validator.safeParse(args);
-      return parsed.success ? { ok: true, value: parsed.data as Args } : { ok: false, issues: describeIssues(parsed.error.issues) };
-    },
+    validate: (args) => validateWith<Args>(validator, args),
     execute: (args, context) => definition.execute(args as Args, context),
   };
-}
-
-/** Accepts either a tool made by `defineTool` or a plain definition (the tools file format). */
-export function toTool(candidate: Tool | ToolDefinition): Tool {
-  const isBuilt = typeof (candidate as Tool).validate === 'function' && !isZodType(candidate.parameters);
-  return isBuilt ? (candidate as Tool) : defineTool(candidate as ToolDefinition);
 }

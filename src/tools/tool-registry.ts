@@ -1,5 +1,6 @@
 import type { ToolSpec } from '../core/engine.js';
-import { toTool, type Tool, type ToolDefinition } from './define-tool.js';
+import type { Tool, ToolDefinition } from './define-tool.js';
+import { toTool } from './to-tool.js';
 
 /** The tools a runtime knows, by name. Allow-lists select from it per run. */
 export interface ToolRegistry {

@@ -1,33 +1,15 @@
 import { marbles } from 'rxjs-marbles/jest';
-import type { Observable } from 'rxjs';
 import {
-  createScriptedEngine,
   editResults,
-  type Engine,
-  type InferenceRequest,
   type PauseInfo,
-  type RunResult,
   type ScriptedResponse,
   type StepwiseEvent,
   type ToolUseBlock,
 } from '../../src/index.js';
 import { createVirtualTool } from '../../src/testing/index.js';
-import { callEcho, createTestRuntime, isPauseOrEnd, PAUSE_LABELS as L } from './helpers.js';
+import { callEcho, createTestRuntime, isPauseOrEnd, PAUSE_LABELS as L, recordingEngine, startAt } from './helpers.js';
 
 const callRm = (text: string): ScriptedResponse => ({ tool_calls: [{ name: 'rm', arguments: { text } }] });
-
-/** A scripted engine that keeps every request it receives, to assert what the model was shown. */
-function recordingEngine(responses: readonly ScriptedResponse[]): { engine: Engine; requests: InferenceRequest[] } {
-  const scripted = createScriptedEngine({ responses });
-  const requests: InferenceRequest[] = [];
-  return { engine: { ...scripted, infer: (request) => (requests.push(request), scripted.infer(request)) }, requests };
-}
-
-function startAt(m: { scheduler: { schedule(work: () => void, delay: number): unknown } }, frame: number, start: () => Observable<RunResult>) {
-  const box: { result?: RunResult } = {};
-  m.scheduler.schedule(() => start().subscribe((result) => (box.result = result)), frame);
-  return box;
-}
 
 const pausesOf = (events: readonly StepwiseEvent[]): PauseInfo[] =>
   events.flatMap((event) => (event.type === 'paused' ? [event.pause] : []));

@@ -12,6 +12,8 @@ import {
   type Block,
   type Engine,
   type EngineEvent,
+  type InferenceRequest,
+  type RunResult,
   type LoopPorts,
   type LoopState,
   type ScriptedResponse,
@@ -173,3 +175,18 @@ export function createProbe(m: Pick<Context, 'cold'>): Probe {
     }),
   };
 }
+
+/** A scripted engine that keeps every request it receives, to assert what the model was shown. */
+export function recordingEngine(responses: readonly ScriptedResponse[]): { engine: Engine; requests: InferenceRequest[] } {
+  const scripted = createScriptedEngine({ responses });
+  const requests: InferenceRequest[] = [];
+  return { engine: { ...scripted, infer: (request) => (requests.push(request), scripted.infer(request)) }, requests };
+}
+
+/** Starts a run at `frame` of virtual time; the box holds its result once it ends. */
+export function startAt(m: { scheduler: { schedule(work: () => void, delay: number): unknown } }, frame: number, start: () => Observable<RunResult>) {
+  const box: { result?: RunResult } = {};
+  m.scheduler.schedule(() => start().subscribe((result) => (box.result = result)), frame);
+  return box;
+}
+

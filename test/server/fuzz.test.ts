@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
 import { parseSse } from '../helpers/ag-ui-client.js';
+import { expectWellFormed } from '../helpers/well-formed.js';
 
 const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
 const GET_ROUTES = ['/hydrate', '/debug/pauses', '/pauses', '/conversations', '/healthz', '/grants'];
@@ -18,9 +19,10 @@ const bodyLike = fc.record(
     prompt: fc.oneof(fc.string(), fc.jsonValue()),
     conv_id: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,10}$/), fc.string(), fc.jsonValue()),
     pause_id: fc.oneof(fc.string(), fc.jsonValue()),
-    action: fc.oneof(fc.constantFrom('continue', 'deny', 'edit', 'explode'), fc.jsonValue()),
+    action: fc.oneof(fc.constantFrom('continue', 'deny', 'edit', 'answer', 'explode'), fc.jsonValue()),
     tool_call_ids: fc.oneof(fc.array(fc.string()), fc.jsonValue()),
     edits: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
+    answers: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
     overrides: fc.oneof(
       fc.record({ step_mode: fc.jsonValue(), tools: fc.jsonValue(), system_prompt: fc.jsonValue(), max_iterations: fc.jsonValue() }, { requiredKeys: [] }),
       fc.jsonValue(),
@@ -33,15 +35,6 @@ const bodyLike = fc.record(
   },
   { requiredKeys: [] },
 );
-
-/** What every reply must be: JSON, never a 5xx, an error body whenever it is not a 200. */
-function expectWellFormed(reply: { status: number; body: any }): void {
-  expect(reply.status).toBeLessThan(500);
-  expect(typeof reply.body).toBe('object');
-  if (reply.status !== 200) {
-    expect(reply.body.error).toEqual(expect.objectContaining({ code: expect.any(String), message: expect.any(String) }));
-  }
-}
 
 describe('fuzzing the wire', () => {
   let t: TestServer;

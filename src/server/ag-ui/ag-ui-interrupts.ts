@@ -2,6 +2,7 @@ import type { Interrupt, ResumeEntry } from '@ag-ui/core';
 import { z } from 'zod';
 import type { PauseInfo } from '../../core/pauses.js';
 import type { ViewDecision } from '../run-view/view-decisions.js';
+import { answersOf, questionInterrupt } from './ag-ui-questions.js';
 
 /** The reason of the one interrupt of an `after_tools` pause (docs/ag-ui.md, Interrupts). */
 export const AFTER_TOOLS_REASON = 'stepwise:after_tools';
@@ -27,20 +28,25 @@ export function interruptsOf(pause: PauseInfo, parametersOf: (name: string) => R
       },
     ];
   }
-  return pause.tool_calls.map((call) => ({
-    id: `${pause.pause_id}:${call.id}`,
-    reason: 'tool_call',
-    toolCallId: call.id,
-    message: pause.summary,
-    expiresAt,
-    responseSchema: {
-      type: 'object',
-      properties: { approved: { type: 'boolean' }, editedArgs: parametersOf(call.name), reason: { type: 'string' } },
-      required: ['approved'],
-      additionalProperties: false,
-    },
-    metadata: { stepwise: { ...stepwise, tool_name: call.name, input: call.input, ...(call.breakpoint ? { breakpoint: true } : {}) } },
-  }));
+  return pause.tool_calls.map((call) => {
+    const metadata = { stepwise: { ...stepwise, tool_name: call.name, input: call.input, ...(call.breakpoint ? { breakpoint: true } : {}) } };
+    // A question is answered, not approved (docs/ag-ui.md, Questions).
+    if (call.answer_schema !== undefined) return questionInterrupt(pause, call, { message: pause.summary, expiresAt, metadata });
+    return {
+      id: `${pause.pause_id}:${call.id}`,
+      reason: 'tool_call',
+      toolCallId: call.id,
+      message: pause.summary,
+      expiresAt,
+      responseSchema: {
+        type: 'object',
+        properties: { approved: { type: 'boolean' }, editedArgs: parametersOf(call.name), reason: { type: 'string' } },
+        required: ['approved'],
+        additionalProperties: false,
+      },
+      metadata,
+    };
+  });
 }
 
 /** The pause a resume answers: the part of its first entry's id before the first `:` (pause ids have none). */
@@ -88,6 +94,10 @@ function afterToolsDecision(entry: ResumeEntry | undefined): ViewDecision {
 }
 
 function callsDecision(pause: PauseInfo, answered: ReadonlyMap<string, ResumeEntry>): ViewDecision {
+  const answers = answersOf(pause, answered, isPlainApproval, (message) => {
+    throw new InvalidResume(message);
+  });
+  if (answers) return answers;
   const denied: string[] = [];
   const reasons = new Set<string>();
   const edits: Record<string, unknown> = {};
@@ -111,3 +121,9 @@ function callsDecision(pause: PauseInfo, answered: ReadonlyMap<string, ResumeEnt
   if (denied.length > 0) return { action: 'deny', tool_call_ids: denied, ...(reasons.size > 0 ? { reason: [...reasons].join('; ') } : {}) };
   return edited ? { action: 'edit', edits } : { action: 'continue' };
 }
+
+/** An entry that approves its call as the model asked it. */
+const isPlainApproval = (entry: ResumeEntry | undefined): boolean => {
+  const parsed = toolAnswer.safeParse(entry?.payload);
+  return entry?.status === 'resolved' && parsed.success && parsed.data.approved && parsed.data.editedArgs === undefined;
+};

@@ -90,9 +90,12 @@ function resultOf(toolCallId: string, result: unknown, error: string | undefined
   return error === undefined ? { type: 'tool-output-available', toolCallId, output: result ?? null } : { type: 'tool-output-error', toolCallId, errorText: error };
 }
 
-/** `after_inference`: an approval per pending call; `after_tools`: the pause as a data part, answered elsewhere. */
+/**
+ * `after_inference`: an approval per pending call; `after_tools`, and a pause with a question (an approval carries no
+ * answer, docs/ai-sdk.md, Pauses): the pause as a data part, answered elsewhere.
+ */
 function pauseChunks(pause: PauseInfo): UIMessageChunk[] {
-  if (pause.phase === 'after_tools') return [{ type: PAUSE_DATA_PART, id: pause.pause_id, data: pause }];
+  if (pause.phase === 'after_tools' || pause.kind === 'question') return [{ type: PAUSE_DATA_PART, id: pause.pause_id, data: pause }];
   return pause.tool_calls.map((call) => ({ type: 'tool-approval-request', approvalId: `${pause.pause_id}:${call.id}`, toolCallId: call.id }));
 }
 

@@ -61,11 +61,12 @@ export async function pendingPause(context: ServerContext, convId: string, pause
 
 /** A decision a view took, in the body `POST /debug/continue` takes (docs/protocol.md, Decisions). */
 export interface ViewDecision {
-  readonly action: 'continue' | 'deny' | 'edit';
+  readonly action: 'continue' | 'deny' | 'edit' | 'answer';
   readonly tool_call_ids?: readonly string[];
   readonly reason?: string;
   readonly edits?: Readonly<Record<string, unknown>>;
   readonly results?: Readonly<Record<string, unknown>>;
+  readonly answers?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface ServeConfig {
   readonly script: { readonly responses: readonly ScriptResponse[]; readonly chunk_delay_ms?: number };
   /** Default 120 000: long enough that no pause times out under a test. */
   readonly pauseTimeoutMs?: number;
+  /** The tools file; default the suite's `fixtures/tools.mjs`. */
+  readonly toolsFile?: string;
   /** More CLI flags, e.g. `--allowed-origins`. */
   readonly extraArgs?: readonly string[];
   /** Bearer tokens as `user:token` pairs (STEPWISE_AUTH_TOKENS); none: a single-user server. */
@@ -50,7 +52,7 @@ export async function startServer(config: ServeConfig): Promise<RunningServer> {
     '--store', 'memory',
     '--engine', 'scripted',
     '--script', scriptFile,
-    '--tools', TOOLS_FILE,
+    '--tools', config.toolsFile ?? TOOLS_FILE,
     '--pause-timeout-ms', String(config.pauseTimeoutMs ?? 120_000),
     ...(config.extraArgs ?? []),
   ];
