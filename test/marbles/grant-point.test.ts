@@ -44,4 +44,54 @@ describe('pausePoint with grants', () => {
     m.flush();
     expect(published.map((event) => event.type)).toEqual(['paused', 'resumed']);
   }));
+
+  describe('teardown', () => {
+    /** The grants' answer as a cold observable of the test, so its subscription can be asserted. */
+    const answering = (m: Parameters<Parameters<typeof marbles>[0]>[0], answer: string) => {
+      const covering = m.cold<readonly (string | undefined)[]>(answer, { g: ['g1'], n: [undefined] });
+      return { covering, grants: { covering: () => covering } };
+    };
+
+    it('should unsubscribe from the grants\' answer once it came, and from its source when that completes', marbles((m) => {
+      const { ports } = setup(m.scheduler);
+      const { covering, grants } = answering(m, '--(g|)');
+      const source = m.hot<LoopState>('-s---|', { s: state });
+      m.expect(source.pipe(pausePoint('after_inference', { ...ports, grants }), summary)).toBeObservable('---g-|', { g: 'continue:call_1' });
+      m.expect(covering).toHaveSubscriptions('-^-!');
+      m.expect(source).toHaveSubscriptions('^----!');
+    }));
+
+    it('should unsubscribe from the grants\' answer and its source when the source errors while the grants are read', marbles((m) => {
+      const { ports, published } = setup(m.scheduler);
+      const { covering, grants } = answering(m, '-----(g|)');
+      const source = m.hot<LoopState>('-s-#', { s: state });
+      m.expect(source.pipe(pausePoint('after_inference', { ...ports, grants }), summary)).toBeObservable('---#');
+      m.expect(covering).toHaveSubscriptions('-^-!');
+      m.expect(source).toHaveSubscriptions('^--!');
+      m.flush();
+      expect(published).toEqual([]);
+    }));
+
+    it('should unsubscribe from the grants\' answer and its source when unsubscribed (cancelled), granting nothing', marbles((m) => {
+      const { ports, published } = setup(m.scheduler);
+      const { covering, grants } = answering(m, '-----(g|)');
+      const source = m.hot<LoopState>('-s------|', { s: state });
+      m.expect(source.pipe(pausePoint('after_inference', { ...ports, grants }), summary), '^--!').toBeObservable('----');
+      m.expect(covering).toHaveSubscriptions('-^-!');
+      m.expect(source).toHaveSubscriptions('^--!');
+      m.flush();
+      expect(published).toEqual([]);
+    }));
+
+    it('should unsubscribe from the grants\' answer and then from the pause it made when nothing is covered', marbles((m) => {
+      const { ports, published } = setup(m.scheduler);
+      const { covering, grants } = answering(m, '--(n|)');
+      const source = m.hot<LoopState>('-s------|', { s: state });
+      m.expect(source.pipe(pausePoint('after_inference', { ...ports, grants }), summary), '^-----!').toBeObservable('-------');
+      m.expect(covering).toHaveSubscriptions('-^-!');
+      m.flush();
+      expect(published.map((event) => event.type)).toEqual(['paused', 'resumed']);
+      expect(published[1]).toMatchObject({ reason: 'cancelled' });
+    }));
+  });
 });
