@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CommandHandler, CommandPort, CommandReply, CommandRequest } from '../core/commands.js';
 import type { Ownership } from './ownership.js';
+import { createReplyWaits, type ReplyWaits } from './reply-waits.js';
 
 export interface ClusterCommandsConfig {
   readonly ownership: Ownership;
@@ -39,51 +40,15 @@ const retry = (code: string, message: string): CommandReply => ({ status: 503, b
  * never with a wait and never with 404 for a pause that exists. Commands are served concurrently.
  */
 export function createClusterCommands(config: ClusterCommandsConfig): CommandPort & { ready: Promise<void>; dispose(): void } {
-  const { ownership, publisher, subscriber } = config;
+  const { ownership, subscriber } = config;
   const channelOf = (instanceId: string): string => `${config.channel.before}${instanceId}${config.channel.after}`;
   const own = channelOf(ownership.instanceId);
-  const replies = `${own}:replies`;
-  const waiting = new Map<string, (reply: CommandReply) => void>();
+  const waits = createReplyWaits(config.replyTimeoutMs, () =>
+    retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'),
+  );
   let counter = 0;
 
-  const serve = async (envelope: Envelope): Promise<void> => {
-    const reply = await config.handler(envelope.request).catch((error: unknown) => ({
-      status: 500,
-      body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
-    }));
-    await publisher.publish(`${channelOf(envelope.from)}:replies`, JSON.stringify({ id: envelope.id, reply }));
-  };
-  subscriber.on('message', (channel: string, message: string) => {
-    if (channel === own) {
-      void serve(JSON.parse(message) as Envelope).catch(() => undefined);
-      return;
-    }
-    const { id, reply } = JSON.parse(message) as { id: string; reply: CommandReply };
-    waiting.get(id)?.(reply);
-  });
-  const ready = subscriber.subscribe(own, replies).then(() => undefined);
-  // Awaited by recovery; ioredis subscribes again by itself after a reconnect.
-  ready.catch(() => undefined);
-
-  /** Waits for the reply to the command `id`; answered 503 when none comes in time. */
-  const awaitReply = (id: string): { readonly answered: Promise<CommandReply>; cancel(): void } => {
-    let cancel = (): void => undefined;
-    const answered = new Promise<CommandReply>((resolve) => {
-      const timer = setTimeout(() => {
-        waiting.delete(id);
-        resolve(retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'));
-      }, config.replyTimeoutMs);
-      cancel = () => {
-        clearTimeout(timer);
-        waiting.delete(id);
-      };
-      waiting.set(id, (reply) => {
-        cancel();
-        resolve(reply);
-      });
-    });
-    return { answered, cancel: () => cancel() };
-  };
+  const ready = listen(config, own, waits, channelOf);
 
   /**
    * Sends the command to the run's owner when another live instance holds it, in the round trip that
@@ -93,7 +58,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
   const forward = async (convId: string, request: CommandRequest): Promise<CommandReply | undefined> => {
     const id = `${ownership.instanceId}-${(counter++).toString(36)}`;
     // Waiting before sending: the owner's reply may arrive before the script's own.
-    const reply = awaitReply(id);
+    const reply = waits.wait(id);
     const message = JSON.stringify({ id, from: ownership.instanceId, request } satisfies Envelope);
     const delivery = await ownership.sendToOwner(convId, config.channel, message).catch((error: unknown) => {
       reply.cancel();
@@ -126,8 +91,35 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
     },
     convOfPause: config.convOfPause,
     dispose: () => {
-      for (const resolve of waiting.values()) resolve(retry('owner_unavailable', 'this instance is stopping; try again'));
+      waits.answerAll(retry('owner_unavailable', 'this instance is stopping; try again'));
       subscriber.disconnect();
     },
   };
+}
+
+/**
+ * Serves the commands that come on this instance's channel (`own`), replying on the sender's, and
+ * hands the replies that come on its own `:replies` channel to their waits. Resolves once subscribed.
+ */
+function listen(config: ClusterCommandsConfig, own: string, waits: ReplyWaits, channelOf: (instanceId: string) => string): Promise<void> {
+  const { publisher, subscriber } = config;
+  const serve = async (envelope: Envelope): Promise<void> => {
+    const reply = await config.handler(envelope.request).catch((error: unknown) => ({
+      status: 500,
+      body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
+    }));
+    await publisher.publish(`${channelOf(envelope.from)}:replies`, JSON.stringify({ id: envelope.id, reply }));
+  };
+  subscriber.on('message', (channel: string, message: string) => {
+    if (channel === own) {
+      void serve(JSON.parse(message) as Envelope).catch(() => undefined);
+      return;
+    }
+    const { id, reply } = JSON.parse(message) as { id: string; reply: CommandReply };
+    waits.answer(id, reply);
+  });
+  const ready = subscriber.subscribe(own, `${own}:replies`).then(() => undefined);
+  // Awaited by recovery; ioredis subscribes again by itself after a reconnect.
+  ready.catch(() => undefined);
+  return ready;
 }

@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
-import { StoreUnavailableError } from '../core/store-errors.js';
+import { createHeartbeat } from './heartbeat.js';
+import { createLeaseSync, releaseLease, type HeldLeases } from './held-leases.js';
+import { createOwnerLookup } from './owner-lookup.js';
+import { reaching } from './reaching.js';
 
 export interface OwnershipConfig {
   /** This instance's id: its heartbeat key and the first part of every token it holds. */
@@ -77,34 +80,6 @@ end
 local token = ARGV[1] .. '/' .. redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], token)
 return token`;
-/** KEYS: lease. ARGV: heartbeat key before and after the id. Returns the token and 1 when its holder lives, else 0; nil when free. */
-/**
- * A command's way to a run's owner, in one round trip: finds the holder of the lease and whether its
- * heartbeat lives, and when it lives and is another instance, publishes the message on its channel.
- * KEYS: lease. ARGV: heartbeat key before and after the id, this instance's id, the channel before
- * and after the id, the message. Returns nil when nobody holds the lease, else {token, alive, heard}.
- */
-const SEND_TO_OWNER = `
-local token = redis.call('GET', KEYS[1])
-if not token then return nil end
-local holder = string.match(token, '^(.+)/%d+$')
-if not holder then return {token, 0, 0} end
-local alive = redis.call('EXISTS', ARGV[1] .. holder .. ARGV[2])
-local heard = 0
-if alive == 1 and holder ~= ARGV[3] then heard = redis.call('PUBLISH', ARGV[4] .. holder .. ARGV[5], ARGV[6]) end
-return {token, alive, heard}`;
-const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
-
-const instanceOf = (token: string): string => token.slice(0, token.lastIndexOf('/'));
-
-/** A Redis command of a request's path: failing, it is the store being unreachable (503 `store_unavailable`). */
-export async function reaching<T>(command: Promise<T>): Promise<T> {
-  try {
-    return await command;
-  } catch (error) {
-    throw new StoreUnavailableError('redis', 'the service', (error as Error).message);
-  }
-}
 
 /**
  * Ownership by one heartbeat per instance (SET PX `leaseMs`, renewed every `leaseMs / 4` on a
@@ -113,125 +88,52 @@ export async function reaching<T>(command: Promise<T>): Promise<T> {
  * renews within the lease keeps every run. A run is taken over only once its owner's heartbeat key
  * is gone, that is after the owner missed its renewals for the whole lease.
  */
-/** A lease this instance holds: its token, when it was taken, and whether a run was seen on it since. */
-interface Held {
-  readonly token: string;
-  readonly at: number;
-  ran: boolean;
-}
-
 export function createOwnership(redis: Redis, heartbeat: Redis, config: OwnershipConfig): Ownership {
-  const tokens = new Map<string, Held>();
-  // Sent by its SHA (EVALSHA), the script text only when Redis does not know it yet.
-  redis.defineCommand('stepwiseSendToOwner', { numberOfKeys: 1, lua: SEND_TO_OWNER });
-  const sendToOwnerScript = (redis as unknown as Record<'stepwiseSendToOwner', (...keysAndArgs: string[]) => Promise<unknown>>).stepwiseSendToOwner.bind(redis);
-  const aliveKey = (instanceId: string): string => `${config.heartbeatKey.before}${instanceId}${config.heartbeatKey.after}`;
-  const ownKey = aliveKey(config.instanceId);
-  let beating: Promise<void> | undefined;
+  const held: HeldLeases = new Map();
+  const { before, after } = config.heartbeatKey;
+  const beat = createHeartbeat(redis, heartbeat, held, { ...config, key: `${before}${config.instanceId}${after}` });
+  const leases = createLeaseSync(redis, held, config);
+  const lookup = createOwnerLookup(redis, config);
   let disposed = false;
-  // Whether a heartbeat was ever set: a lease is never taken by an instance that looks dead.
-  let beaten = false;
-
-  /** Renews the heartbeat; when it had lapsed, the runs whose lease went elsewhere are stopped here. */
-  const beat = async (): Promise<void> => {
-    const previous = await heartbeat.set(ownKey, '1', 'PX', config.leaseMs, 'GET');
-    // Registered before any lease is taken (acquire waits for the first beat), so an instance that
-    // dies holding runs is always one the others look for; again after a lapse, as they forget dead ones.
-    if (previous === null) await heartbeat.sadd(config.registryKey, config.instanceId);
-    const first = !beaten;
-    beaten = true;
-    if (first || previous !== null || tokens.size === 0) return;
-    const convIds = [...tokens.keys()];
-    const holders = await redis.mget(convIds.map((convId) => config.keysOf(convId).lease));
-    convIds.forEach((convId, i) => {
-      if (holders[i] === tokens.get(convId)?.token) return;
-      tokens.delete(convId);
-      config.onLost?.(convId);
-    });
-  };
-  const renew = (): void => {
-    beating ??= beat()
-      .catch(() => undefined)
-      .finally(() => (beating = undefined));
-  };
-
-  const release = async (convId: string, token: string): Promise<void> => {
-    tokens.delete(convId);
-    await redis.eval(RELEASE, 1, config.keysOf(convId).lease, token);
-  };
-  let syncing: Promise<void> | undefined;
-  const syncOnce = async (): Promise<void> => {
-    const running = new Set(config.running());
-    for (const convId of running) {
-      const held = tokens.get(convId);
-      if (held) held.ran = true;
-    }
-    // A lease taken for a run that has not started yet (its `/chat` is still on its way) is kept:
-    // released, the run's first write would be refused. One that never gets a run goes after a lease.
-    const now = Date.now();
-    const ended = [...tokens].filter(([convId, held]) => !running.has(convId) && (held.ran || now - held.at > config.leaseMs));
-    if (ended.length === 0) return;
-    await config.beforeRelease?.();
-    // Still ended after the flush, and not taken again meanwhile: a run started since keeps its lease.
-    const still = new Set(config.running());
-    await Promise.all(ended.filter(([convId, held]) => !still.has(convId) && tokens.get(convId) === held).map(([convId, held]) => release(convId, held.token)));
-  };
-  const sync = (): Promise<void> => (syncing ??= syncOnce().finally(() => (syncing = undefined)));
 
   const timer = setInterval(() => {
-    renew();
-    void sync().catch(() => undefined);
+    beat.renew();
+    void leases.sync().catch(() => undefined);
   }, Math.max(10, Math.floor(config.leaseMs / 4)));
   timer.unref();
-  renew();
-
-  const owners = async (convIds: readonly string[]): Promise<(Owner | undefined)[]> => {
-    if (convIds.length === 0) return [];
-    const held = await reaching(redis.mget(convIds.map((convId) => config.keysOf(convId).lease)));
-    const instances = [...new Set(held.filter((token): token is string => token !== null).map(instanceOf))];
-    const alive = instances.length === 0 ? [] : await reaching(Promise.all(instances.map((instanceId) => redis.exists(aliveKey(instanceId)))));
-    const isAlive = new Map(instances.map((instanceId, i) => [instanceId, alive[i] === 1]));
-    return held.map((token) => (token === null ? undefined : { instanceId: instanceOf(token), alive: isAlive.get(instanceOf(token)) ?? false }));
-  };
+  beat.renew();
 
   return {
     instanceId: config.instanceId,
-    tokenOf: (convId) => tokens.get(convId)?.token,
+    tokenOf: (convId) => held.get(convId)?.token,
     acquire: async (convId) => {
       if (disposed) return false;
-      if (!beaten) await beating;
-      if (!beaten) await reaching(beat());
+      await beat.started();
       const { lease, epoch } = config.keysOf(convId);
-      const token = (await reaching(redis.eval(ACQUIRE, 2, lease, epoch, config.instanceId, config.heartbeatKey.before, config.heartbeatKey.after))) as string | null;
+      const token = (await reaching(redis.eval(ACQUIRE, 2, lease, epoch, config.instanceId, before, after))) as string | null;
       if (token === null) return false;
-      tokens.set(convId, { token, at: Date.now(), ran: false });
+      held.set(convId, { token, at: Date.now(), ran: false });
       return true;
     },
-    // One round trip for every command a route forwards: the owner is found and told at once.
-    sendToOwner: async (convId, channel, message) => {
-      const { before, after } = config.heartbeatKey;
-      const args = [before, after, config.instanceId, channel.before, channel.after, message];
-      const found = (await reaching(sendToOwnerScript(config.keysOf(convId).lease, ...args))) as [string, number, number] | null;
-      return found ? { instanceId: instanceOf(found[0]), alive: found[1] === 1, heard: found[2] } : undefined;
-    },
+    sendToOwner: lookup.sendToOwner,
     orphans: async (convIds) => {
-      const found = await owners(convIds);
+      const found = await lookup.owners(convIds);
       return convIds.filter((_, i) => !found[i]?.alive);
     },
-    drop: (convId) => void tokens.delete(convId),
+    drop: (convId) => void held.delete(convId),
     release: async (convId) => {
-      const held = tokens.get(convId);
-      if (!held) return;
+      const lease = held.get(convId);
+      if (!lease) return;
       // Kept while Redis cannot be told: the next sync lets it go (no run ever started on it).
-      await redis.eval(RELEASE, 1, config.keysOf(convId).lease, held.token);
-      if (tokens.get(convId) === held) tokens.delete(convId);
+      await releaseLease(redis, config.keysOf(convId).lease, lease.token);
+      if (held.get(convId) === lease) held.delete(convId);
     },
-    sync,
+    sync: leases.sync,
     dispose: async () => {
       disposed = true;
       clearInterval(timer);
-      await Promise.all([...tokens].map(([convId, held]) => release(convId, held.token).catch(() => undefined)));
-      await heartbeat.del(ownKey).catch(() => undefined);
+      await Promise.all([...held].map(([convId, lease]) => leases.release(convId, lease.token).catch(() => undefined)));
+      await beat.stop().catch(() => undefined);
     },
   };
 }

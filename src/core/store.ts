@@ -1,7 +1,24 @@
 import type { Observable } from 'rxjs';
+import type { RunCheckpoint, StoreSnapshot } from './checkpoints.js';
 import type { GrantStore } from './grants.js';
-import type { PauseDecision, PauseInfo, PausePhase, PauseToolCall } from './pauses.js';
-import type { Block, Turn } from './turns.js';
+import type { FrameEvent, FramePage, FrameQuery, StoredFrame } from './store-frames.js';
+import type { ConversationRecord, DecisionRecord, JsonValue, StepSetting, StoredPause } from './store-records.js';
+import type { Turn } from './turns.js';
+
+export type { CheckpointPhase, RunCheckpoint, StoredConversation, StoreSnapshot } from './checkpoints.js';
+export type { FrameEvent, FramePage, FrameQuery, StoredFrame, WireFrame } from './store-frames.js';
+export type {
+  ConversationRecord,
+  DecisionRecord,
+  ForkOrigin,
+  JsonValue,
+  StepFilter,
+  StepSetting,
+  StoredPause,
+  StoredPauseDecision,
+  StoredPausePhase,
+  StoredPauseToolCall,
+} from './store-records.js';
 
 /**
  * The store port (docs/protocol.md, Durability): what a durable run keeps, and the one interface the runtime writes through.
@@ -21,183 +38,6 @@ import type { Block, Turn } from './turns.js';
  *   the loop's operators, and a Redis read is a round trip. A read sees every write queued before it.
  * - Everything stored is plain JSON (no functions, no engines, no Subjects): a store may serialise it.
  */
-
-/** A JSON value, as stored (engine state, tool arguments and results). */
-export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
-
-/** The pause vocabulary is core's own (./pauses.ts); the store names it as it always has. */
-export type StoredPausePhase = PausePhase;
-
-/**
- * Step mode of a conversation's session and its filter (docs/protocol.md, Breakpoints and result edits); no filter
- * means every tool, both phases.
- */
-export interface StepSetting {
-  readonly enabled: boolean;
-  readonly filter?: StepFilter;
-}
-
-export interface StepFilter {
-  readonly tools?: readonly string[];
-  readonly phases?: readonly StoredPausePhase[];
-}
-
-/** Where a fork came from (docs/protocol.md, Forks). */
-export interface ForkOrigin {
-  readonly conv_id: string;
-  readonly turn_id?: string;
-  readonly pause_id?: string;
-}
-
-/** A conversation and its one session. */
-export interface ConversationRecord {
-  readonly conv_id: string;
-  readonly session_id: string;
-  /** The user who created it, when auth is on. */
-  readonly owner?: string;
-  /** Epoch ms. */
-  readonly created_at: number;
-  readonly step: StepSetting;
-  /** The profile slug it was started with (docs/protocol.md, Profiles file). */
-  readonly profile?: string;
-  readonly forked_from?: ForkOrigin;
-}
-
-/** A tool call as shown at a pause. */
-export type StoredPauseToolCall = PauseToolCall;
-
-/** A pending pause, as stored: a restarted run pauses again with the same id and deadline. */
-export type StoredPause = PauseInfo;
-
-/**
- * One frame of a conversation's log: its `seq` (1, 2, … per conversation, never reused or skipped) and its event.
- * `text`, when the writer made it, is the frame's wire JSON (docs/protocol.md, WebSocket), made once by the frame
- * codec (src/streams/frame-codec.ts): the store keeps those bytes, and every reader (replay, `/hydrate`, another
- * instance's tail) gets them back as they are, never encoded again. Without it the store keeps the event's JSON.
- */
-export interface StoredFrame<E extends FrameEvent = FrameEvent> {
-  readonly seq: number;
-  readonly event: E;
-  readonly text?: string;
-}
-
-/**
- * A frame read back as the wire JSON it was appended with (`StoredFrame.text`): its event is not read
- * (a reader that needs a field of it parses the text, and only then).
- */
-export interface WireFrame {
-  readonly seq: number;
-  readonly conv_id: string;
-  readonly text: string;
-  readonly event?: undefined;
-}
-
-/** What a frame's event must carry for the store; the rest of it is stored as is (JSON). */
-export interface FrameEvent {
-  readonly conv_id: string;
-  readonly type: string;
-}
-
-/**
- * A page of the frame log: frames with seq > since_seq, oldest first, and the newest seq stored.
- * Under a retention limit the oldest frames are gone: the first frame's seq may then exceed since_seq + 1.
- */
-export interface FramePage<E extends FrameEvent = FrameEvent, W = never> {
-  /** `W`: `WireFrame` for a reader of frames appended with their `text` (the runtime's), else none. */
-  readonly frames: readonly (StoredFrame<E> | W)[];
-  /** 0 when the conversation has no frame. More to read when the last frame's seq is below it. */
-  readonly last_seq: number;
-}
-
-export interface FrameQuery {
-  /** Frames with a greater seq. Default 0 (from the start). */
-  readonly since_seq?: number;
-  /** At most this many (the oldest first). Default: all. */
-  readonly limit?: number;
-}
-
-/** A decision at a pause, as a checkpoint keeps it. */
-export type StoredPauseDecision = PauseDecision;
-
-/** One row of the audit trail (docs/protocol.md, HTTP routes: `GET /conversations/:conv_id/decisions`). */
-export interface DecisionRecord {
-  readonly conv_id: string;
-  /** The pause resolved; for a call a grant let run (`by: "grant"`), an id of its own, as no pause was made. */
-  readonly pause_id: string;
-  readonly phase: StoredPausePhase;
-  readonly inference_id: string;
-  /** The `debugger.resume` reason: continued, denied, edited, answered, timeout, disabled, cancelled. */
-  readonly reason: string;
-  /** The token's user, `local` without auth, `system` for timeout, disable and cancel. */
-  readonly by: string;
-  /** Epoch ms. */
-  readonly at_ms: number;
-  readonly tool_call_ids?: readonly string[];
-  readonly message?: string;
-  /** Arguments before and after an `after_inference` edit, per tool call. */
-  readonly edits?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
-  /** Results before and after an `after_tools` edit, per tool call (docs/protocol.md, Breakpoints and result edits). */
-  readonly results?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
-  /** The answers to a pause's questions, by tool_call_id (docs/protocol.md, Questions for a human). */
-  readonly answers?: Readonly<Record<string, unknown>>;
-  /** Per call that will run, the digest of its arguments (docs/protocol.md, Approvals bound to what runs); absent in rows written before. */
-  readonly args_digests?: Readonly<Record<string, string>>;
-  /** The grant that let the call run without a pause (docs/protocol.md, Grants); `by` is then `grant`. */
-  readonly grant_id?: string;
-}
-
-/** The loop's phases, as `LoopPhase`: the one a checkpoint's run goes to next. */
-export type CheckpointPhase = 'inference' | 'after_inference' | 'tools' | 'after_tools';
-
-/**
- * A run's serialisable state at a phase boundary: enough to re-enter the loop at `next` after a
- * restart. It is `LoopState` without what cannot be stored (engine, tools, cancel$) and without the
- * history (rebuilt from the conversation's finished turns).
- */
-export interface RunCheckpoint {
-  readonly conv_id: string;
-  readonly session_id: string;
-  readonly inference_id: string;
-  readonly turn_id: string;
-  /** The phase the run goes to next. */
-  readonly next: CheckpointPhase;
-  /** Inferences done in this run. */
-  readonly iteration: number;
-  /** This turn's blocks so far. */
-  readonly blocks: readonly Block[];
-  /** The decision at the last `after_inference` pause, not yet consumed by tool execution. */
-  readonly decision?: StoredPauseDecision;
-  /** The run's tool allow-list; absent means every tool of its registry. */
-  readonly allowed_tools?: readonly string[];
-  readonly max_iterations?: number;
-  /** The run's own system prompt (the `/chat` override), which the history does not carry. */
-  readonly system_prompt?: string;
-  readonly profile?: string;
-  /** The pause the run waits at, when `next` follows a pause point that was published. */
-  readonly pause_id?: string;
-  /**
-   * Tool calls that had started and not finished when this was written: after a crash they are run
-   * again only when idempotent, else answered "interrupted" (docs/protocol.md, Durability).
-   */
-  readonly running_tool_call_ids?: readonly string[];
-  /** Epoch ms when it was written. */
-  readonly at_ms: number;
-}
-
-/** A conversation with what recovery needs to rebuild its session. */
-export interface StoredConversation extends ConversationRecord {
-  /** Oldest first; the last may be the running turn (its run then has a checkpoint). */
-  readonly turns: readonly Turn[];
-  readonly last_seq: number;
-  readonly engine_state?: JsonValue;
-}
-
-/** Everything but frames and decisions: what a restart loads at once. */
-export interface StoreSnapshot {
-  readonly conversations: readonly StoredConversation[];
-  readonly pauses: readonly StoredPause[];
-  readonly checkpoints: readonly RunCheckpoint[];
-}
 
 /** The store port. See the header of this file for the shape of writes, commits and reads. */
 export interface Store<E extends FrameEvent = FrameEvent, W = never> {

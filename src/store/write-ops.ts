@@ -1,4 +1,4 @@
-import type { ConversationRecord, DecisionRecord, FrameEvent, JsonValue, RunCheckpoint, StepSetting, StoredFrame, StoredPause } from '../core/store.js';
+import type { ConversationRecord, DecisionRecord, FrameEvent, JsonValue, RunCheckpoint, StepSetting, Store, StoredFrame, StoredPause } from '../core/store.js';
 import type { Turn } from '../core/turns.js';
 
 /** One queued write, applied in order inside its batch's transaction. */
@@ -97,4 +97,39 @@ export function liveOps(ops: readonly WriteOp[]): WriteOp[] {
     live.push(op);
   }
   return dropped ? live.filter((op) => op !== undefined) : (live as WriteOp[]);
+}
+
+/** The port's writes. */
+export type StoreWrites<E extends FrameEvent = FrameEvent> = Pick<
+  Store<E>,
+  | 'putConversation'
+  | 'setStep'
+  | 'putTurn'
+  | 'appendFrames'
+  | 'putPause'
+  | 'recordDecision'
+  | 'putCheckpoint'
+  | 'deleteCheckpoint'
+  | 'putEngineState'
+  | 'deleteConversation'
+>;
+
+/** The port's writes that are one queued op each, as an adapter with a write queue offers them. */
+export type QueuedWrites = Pick<
+  Store,
+  'putConversation' | 'setStep' | 'putTurn' | 'putPause' | 'recordDecision' | 'putCheckpoint' | 'deleteCheckpoint' | 'putEngineState'
+>;
+
+/** Those writes, each pushed on the queue as its op. */
+export function queuedWrites(push: (op: WriteOp) => void): QueuedWrites {
+  return {
+    putConversation: (record) => push({ kind: 'conversation', record }),
+    setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),
+    putTurn: (conv_id, turn) => push({ kind: 'turn', conv_id, turn }),
+    putPause: (pause) => push({ kind: 'pause', pause }),
+    recordDecision: (decision) => push({ kind: 'decision', decision }),
+    putCheckpoint: (checkpoint) => push({ kind: 'checkpoint', checkpoint }),
+    deleteCheckpoint: (conv_id, inference_id) => push({ kind: 'checkpoint-deleted', conv_id, inference_id }),
+    putEngineState: (conv_id, state) => push({ kind: 'engine-state', conv_id, state }),
+  };
 }

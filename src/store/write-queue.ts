@@ -1,4 +1,5 @@
-import { AsyncSubject, EMPTY, lastValueFrom, type Observable } from 'rxjs';
+import { EMPTY, lastValueFrom, type Observable } from 'rxjs';
+import { batchDone$, commitBatch, openBatch, type Batch } from './write-batch.js';
 
 export interface WriteQueueConfig<Op> {
   /**
@@ -29,14 +30,6 @@ export interface WriteQueue<Op> {
   commitNow(): void;
 }
 
-interface Batch<Op> {
-  readonly ops: Op[];
-  settled: boolean;
-  /** Created on demand: most batches are only written, never waited on. */
-  done?: AsyncSubject<never>;
-  done$?: Observable<never>;
-}
-
 export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<Op> {
   const schedule = config.schedule ?? ((task: () => void) => void setImmediate(task));
   let open: Batch<Op> | undefined;
@@ -45,33 +38,11 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
   // Settles when the last asynchronously committed batch has: the next one starts only then.
   let tail: Promise<void> | undefined;
 
-  const settle = (batch: Batch<Op>, error?: unknown): void => {
-    batch.settled = true;
-    // Nothing waits on a settled batch: its ops (a tick's frames and turns) need not outlive it.
+  // Nothing waits on a settled batch: its ops (a tick's frames and turns) need not outlive it.
+  const forget = (batch: Batch<Op>): void => {
     if (latest === batch) latest = undefined;
-    if (!batch.done) return;
-    if (error === undefined) batch.done.complete();
-    else batch.done.error(error);
   };
-
-  /** Commits one batch; returns a Promise only when the commit is asynchronous. */
-  const run = (batch: Batch<Op>): Promise<void> | undefined => {
-    let result: void | Promise<void>;
-    try {
-      result = config.commit(batch.ops);
-    } catch (error) {
-      settle(batch, error ?? new Error('commit failed'));
-      return undefined;
-    }
-    if (!result) {
-      settle(batch);
-      return undefined;
-    }
-    return result.then(
-      () => settle(batch),
-      (error: unknown) => settle(batch, error ?? new Error('commit failed')),
-    );
-  };
+  const run = (batch: Batch<Op>): Promise<void> | undefined => commitBatch(config.commit, batch, forget);
 
   const chain = (settled: Promise<void>): void => {
     tail = settled;
@@ -94,15 +65,13 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
 
   const committed = (): Observable<never> => {
     const batch = open ?? (latest && !latest.settled ? latest : undefined);
-    if (!batch) return EMPTY;
-    batch.done ??= new AsyncSubject<never>();
-    return (batch.done$ ??= batch.done.asObservable());
+    return batch ? batchDone$(batch) : EMPTY;
   };
 
   return {
     push: (op) => {
       if (!open) {
-        open = { ops: [], settled: false };
+        open = openBatch();
         schedule(commitOpen);
       }
       open.ops.push(op);

@@ -1,18 +1,21 @@
-import { AsyncSubject, Observable, throwError } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { FrameEvent, FramePage, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
-import { LeaseLostError, StoreClosedError, StoreSequenceError } from '../../core/store-errors.js';
-import { continueSequences } from '../frame-sequence.js';
+import { LeaseLostError, StoreClosedError } from '../../core/store-errors.js';
 import { resolveRetention } from '../retention.js';
-import type { WriteOp } from '../write-ops.js';
+import { queuedWrites, type WriteOp } from '../write-ops.js';
 import { createWriteQueue } from '../write-queue.js';
-import { createConnection } from './connection.js';
+import { createRedisAppends } from './appends.js';
+import { createBatchCommit } from './batch-commit.js';
+import { createConnection, type Connection } from './connection.js';
+import { createFencing, type Fencing, type StoreFence } from './fencing.js';
 import { createRedisGrants } from './grants.js';
 import { createRedisKeys, DEFAULT_KEY_PREFIX, type RedisKeys } from './keys.js';
 import { createPauseDeadlineReads, type PausePage } from './pause-deadlines.js';
-import { createRedisReads } from './reads.js';
+import { createRedisReads, type RedisReads } from './reads.js';
 import { defineScripts } from './scripts.js';
 import { createFrameTail } from './tail.js';
-import { appendRefusal, appendReply, queueBatch, type QueuedAppend } from './writes.js';
+
+export type { StoreFence } from './fencing.js';
 
 export interface RedisStoreConfig extends StoreRetentionConfig {
   /** `redis://[user:password@]host:port[/db]`. Default `redis://127.0.0.1:6379`. */
@@ -71,15 +74,6 @@ export interface RedisStore<E extends FrameEvent = FrameEvent, W = never> extend
   fence(fence: StoreFence): void;
 }
 
-/** How an instance of a service fences its writes (see `RedisStore.fence`). */
-export interface StoreFence {
-  readonly tokenOf: (convId: string) => string | undefined;
-  readonly onRefused: (convId: string) => void;
-}
-
-/** A token no lease ever holds: a fenced write of a conversation this instance does not own. */
-const NOT_OWNED = '-';
-
 /**
  * The Redis store (ioredis), for `serve --store redis`: see ./index.ts for the data layout. Writes
  * are queued and committed as one MULTI per batch (everything queued in one tick). While Redis is
@@ -87,185 +81,49 @@ const NOT_OWNED = '-';
  * memory; reads and `flush()` fail meanwhile with `StoreUnavailableError`.
  */
 export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(config: RedisStoreConfig = {}): RedisStore<E, W> {
-  const settings = { ...REDIS_STORE_DEFAULTS, ...definedOnly(config) };
-  for (const name of ['retryMs', 'reconnectMaxMs', 'commandTimeoutMs', 'closeTimeoutMs', 'tailBlockMs'] as const) {
-    const value = settings[name];
-    if (!(Number.isInteger(value) && value >= 0)) throw new RangeError(`createRedisStore: ${name} must be an integer >= 0, got ${String(value)}`);
-  }
-  if (!/^rediss?:\/\//.test(settings.url)) throw new TypeError(`createRedisStore: url must start with redis:// or rediss://, got "${settings.url}"`);
+  const settings = checkSettings(config);
   const retention = resolveRetention(config, 'createRedisStore');
   const keys = createRedisKeys(settings.keyPrefix);
   const connection = createConnection({ url: settings.url, reconnectMaxMs: settings.reconnectMaxMs, commandTimeoutMs: settings.commandTimeoutMs });
   const { client } = connection;
   defineScripts(client);
-  const reads = createRedisReads<E>(client, keys);
-  const byDeadline = createPauseDeadlineReads(client, keys);
   const tail = createFrameTail<E>(connection, keys, settings);
-
-  // Each append's own outcome: a refused seq fails that append only, not its batch.
-  const outcomes = new Map<object, AsyncSubject<never>>();
-  // Each conversation's last seq as this instance knows it: an append that does not follow it is
-  // refused at once. Redis checks again (another instance may have appended), so a missing entry
-  // only means the check happens there.
-  const lastSeqs = new Map<string, number>();
+  const byDeadline = createPauseDeadlineReads(client, keys);
+  const appends = createRedisAppends<E>();
+  const fencing = createFencing(appends.unknown);
+  const batches = createBatchCommit({ connection, keys, retention, retryMs: settings.retryMs, tokenOf: fencing.tokenOf, appends, refused: fencing.refused });
+  const queue = createWriteQueue<WriteOp>({ commit: batches.commit });
   let closed = false;
-  let givingUp = false;
-  // Until `fence`: every token '', so the scripts read no lease.
-  let fence: StoreFence | undefined;
-  const tokenOf = (convId: string): string => (fence ? (fence.tokenOf(convId) ?? NOT_OWNED) : '');
-  const refuse = (convId: string): void => {
-    lastSeqs.delete(convId);
-    fence?.onRefused(convId);
-  };
-  // Settles when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
-  let giveUp = (): void => undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    giveUp = () => reject(connection.unavailable('the store was closed before Redis came back'));
-  });
-  gaveUp.catch(() => undefined);
-
-  const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-  /** One MULTI for the batch; sent again while Redis is unreachable (marked as a retry). */
-  const commit = async (ops: readonly WriteOp[]): Promise<void> => {
-    for (let retry = false; ; retry = true) {
-      const multi = client.multi();
-      const { appends, fenced } = queueBatch(multi, keys, retention, ops, retry, tokenOf);
-      try {
-        const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
-        // Told before any waiter settles: the run stops before its operator hears of the refusal.
-        for (const write of fenced) if (replies[write.reply]?.[1] === 1) refuse(write.conv_id);
-        for (const append of appends) {
-          const [, value] = appendReply(append, replies);
-          const refusal = appendRefusal(append, value);
-          if (refusal instanceof LeaseLostError) refuse(refusal.conv_id);
-        }
-        for (const append of appends) {
-          const [error, value] = appendReply(append, replies);
-          const refusal = error ?? appendRefusal(append, value);
-          if (refusal) forget(append);
-          // Redis knows better (another instance may have appended): follow its log from now on.
-          if (refusal instanceof StoreSequenceError) lastSeqs.set(refusal.conv_id, refusal.expected - 1);
-          settle(append.op, refusal ?? undefined);
-        }
-        const failed = replies.find(([error], index) => error && !appends.some((append) => append.reply === index));
-        if (failed?.[0]) throw failed[0];
-        return;
-      } catch (error) {
-        const storeError = connection.toStoreError(error);
-        if (storeError === error || givingUp) {
-          for (const append of appends) {
-            forget(append);
-            settle(append.op, storeError);
-          }
-          throw storeError;
-        }
-        await sleep(settings.retryMs);
-      }
-    }
-  };
-  /** An append that was not written advanced the seqs it was checked against: let Redis check the next. */
-  const forget = (append: QueuedAppend): void => {
-    for (const [convId] of append.convs) lastSeqs.delete(convId);
-  };
-  const settle = (op: object, error: unknown): void => {
-    const outcome = outcomes.get(op);
-    if (!outcome) return;
-    outcomes.delete(op);
-    if (error === undefined) outcome.complete();
-    else outcome.error(error);
-  };
-  const queue = createWriteQueue<WriteOp>({ commit });
-
   const push = (op: WriteOp): void => {
     if (closed) throw new StoreClosedError('redis');
     queue.push(op);
   };
-
-  /**
-   * Resolves once what is queued is committed; fails at once while Redis is unreachable (the writes
-   * stay queued), so a read never waits on a reconnect.
-   */
-  const committed = (): Promise<void> => {
-    queue.commitNow();
-    if (connection.isDown()) return Promise.reject(connection.unavailable());
-    return new Promise((resolve, reject) => {
-      const stop = connection.onDown(reject);
-      queue.flush().then(resolve, reject).finally(stop);
-    });
-  };
-  /** Every read sees the writes queued before it, then asks Redis. */
-  const read = async <T>(query: () => Promise<T>): Promise<T> => {
-    await committed();
-    try {
-      return await query();
-    } catch (error) {
-      throw connection.toStoreError(error);
-    }
-  };
-
-  const appendFrames = (frames: readonly StoredFrame<E>[]): Observable<never> => {
-    if (closed) throw new StoreClosedError('redis');
-    const last = continueSequences(frames, (convId) => lastSeqs.get(convId) ?? (frames.find((frame) => frame.event.conv_id === convId)?.seq ?? 1) - 1);
-    if (last instanceof Error) return throwError(() => last);
-    for (const [convId, seq] of last) lastSeqs.set(convId, seq);
-    const op: WriteOp = { kind: 'frames', frames };
-    const outcome = new AsyncSubject<never>();
-    if (frames.length === 0) outcome.complete();
-    else {
-      outcomes.set(op, outcome);
-      queue.push(op);
-    }
-    return outcome.asObservable();
-  };
+  const committed = (): Promise<void> => committedOrDown(connection, queue);
+  const read = readAfter(committed, connection);
 
   return {
     kind: 'redis',
     durable: true,
     grants: createRedisGrants(client, keys.prefix, read),
     keys,
-    fence: (given) => {
-      fence = given;
-    },
+    fence: fencing.fence,
     isAvailable: () => !connection.isDown() && client.status === 'ready',
-    putConversation: (record) => push({ kind: 'conversation', record }),
-    setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),
-    putTurn: (conv_id, turn) => push({ kind: 'turn', conv_id, turn }),
-    appendFrames,
-    putPause: (pause) => push({ kind: 'pause', pause }),
-    recordDecision: (decision) => push({ kind: 'decision', decision }),
-    putCheckpoint: (checkpoint) => push({ kind: 'checkpoint', checkpoint }),
-    deleteCheckpoint: (conv_id, inference_id) => push({ kind: 'checkpoint-deleted', conv_id, inference_id }),
-    putEngineState: (conv_id, state) => push({ kind: 'engine-state', conv_id, state }),
+    ...queuedWrites(push),
+    appendFrames: (frames) => {
+      if (closed) throw new StoreClosedError('redis');
+      return appends.append(frames, (op) => queue.push(op));
+    },
     deleteConversation: (conv_id) => {
       push({ kind: 'conversation-deleted', conv_id });
       // A conversation created again under the same id starts a new log.
-      lastSeqs.set(conv_id, 0);
+      appends.follow(conv_id, 0);
     },
     flush: committed,
-    committed$: (convId) =>
-      new Observable<never>((subscriber) =>
-        queue.committed().subscribe({
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => (fence && fence.tokenOf(convId) === undefined ? subscriber.error(new LeaseLostError(convId)) : subscriber.complete()),
-        }),
-      ),
-    load: () => read(() => reads.load()),
-    conversation: (convId) => read(() => reads.conversation(convId)),
-    conversations: (owner) => read(() => reads.conversations(owner)),
-    turns: (convId) => read(() => reads.turns(convId)),
-    // `W` is the caller's word for what it appended (WireFrame: frames with their text).
-    frames: (convId, query = {}) => read(() => reads.frames(convId, query) as Promise<FramePage<E, W>>),
-    lastSeq: (convId) => read(() => reads.lastSeq(convId)),
-    // A missing entry only means the append script checks the seq alone (see `lastSeqs`).
-    closed: (convId) => void lastSeqs.delete(convId),
-    pauses: (convId) => read(() => reads.pauses(convId)),
-    pause: (pauseId) => read(() => reads.pause(pauseId)),
-    convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId)),
+    committed$: (convId) => committedWhileOwned$(queue, fencing, convId),
+    ...readsAfterCommit<E, W>(createRedisReads<E>(client, keys), read),
     pausesByDeadline: (offset, count) => read(() => byDeadline.page(offset, count)),
-    decisions: (convId) => read(() => reads.decisions(convId)),
-    checkpoints: (convId) => read(() => reads.checkpoints(convId)),
-    engineState: (convId) => read(() => reads.engineState(convId)),
+    // A missing last seq only means the append script checks the seq alone (see ./appends.ts).
+    closed: (convId) => appends.unknown(convId),
     tail$: tail as (convId: string, sinceSeq?: number) => Observable<StoredFrame<E> | W>,
     close: async () => {
       if (closed) return;
@@ -276,11 +134,80 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
       const timeout = new Promise<void>((done) => (timer = setTimeout(done, settings.closeTimeoutMs)));
       await Promise.race([queue.flush().catch(() => undefined), timeout]);
       clearTimeout(timer);
-      givingUp = true;
-      giveUp();
+      batches.giveUp();
       tail.closeAll();
       client.disconnect();
     },
+  };
+}
+
+/** The config with its defaults, checked: a bad option fails here, naming it. */
+function checkSettings(config: RedisStoreConfig) {
+  const settings = { ...REDIS_STORE_DEFAULTS, ...definedOnly(config) };
+  for (const name of ['retryMs', 'reconnectMaxMs', 'commandTimeoutMs', 'closeTimeoutMs', 'tailBlockMs'] as const) {
+    const value = settings[name];
+    if (!(Number.isInteger(value) && value >= 0)) throw new RangeError(`createRedisStore: ${name} must be an integer >= 0, got ${String(value)}`);
+  }
+  if (!/^rediss?:\/\//.test(settings.url)) throw new TypeError(`createRedisStore: url must start with redis:// or rediss://, got "${settings.url}"`);
+  return settings;
+}
+
+/**
+ * Resolves once what is queued is committed; fails at once while Redis is unreachable (the writes
+ * stay queued), so a read never waits on a reconnect.
+ */
+function committedOrDown(connection: Connection, queue: { commitNow(): void; flush(): Promise<void> }): Promise<void> {
+  queue.commitNow();
+  if (connection.isDown()) return Promise.reject(connection.unavailable());
+  return new Promise((resolve, reject) => {
+    const stop = connection.onDown(reject);
+    queue.flush().then(resolve, reject).finally(stop);
+  });
+}
+
+/** Completes once what is queued is committed, or errors with `LeaseLostError` when by then the run is not this instance's. */
+function committedWhileOwned$(queue: { committed(): Observable<never> }, fencing: Fencing, convId: string): Observable<never> {
+  return new Observable<never>((subscriber) =>
+    queue.committed().subscribe({
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => (fencing.lost(convId) ? subscriber.error(new LeaseLostError(convId)) : subscriber.complete()),
+    }),
+  );
+}
+
+/** A read that sees every write queued before it, then asks Redis. */
+type ReadAfter = <T>(query: () => Promise<T>) => Promise<T>;
+
+function readAfter(committed: () => Promise<void>, connection: Connection): ReadAfter {
+  return async (query) => {
+    await committed();
+    try {
+      return await query();
+    } catch (error) {
+      throw connection.toStoreError(error);
+    }
+  };
+}
+
+/** The store's reads, each after the writes queued before it. */
+function readsAfterCommit<E extends FrameEvent, W>(
+  reads: RedisReads<E>,
+  read: ReadAfter,
+): Pick<RedisStore<E, W>, keyof RedisReads<E>> {
+  return {
+    load: () => read(() => reads.load()),
+    conversation: (convId) => read(() => reads.conversation(convId)),
+    conversations: (owner) => read(() => reads.conversations(owner)),
+    turns: (convId) => read(() => reads.turns(convId)),
+    // `W` is the caller's word for what it appended (WireFrame: frames with their text).
+    frames: (convId, query = {}) => read(() => reads.frames(convId, query) as Promise<FramePage<E, W>>),
+    lastSeq: (convId) => read(() => reads.lastSeq(convId)),
+    pauses: (convId) => read(() => reads.pauses(convId)),
+    pause: (pauseId) => read(() => reads.pause(pauseId)),
+    convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId)),
+    decisions: (convId) => read(() => reads.decisions(convId)),
+    checkpoints: (convId) => read(() => reads.checkpoints(convId)),
+    engineState: (convId) => read(() => reads.engineState(convId)),
   };
 }
 

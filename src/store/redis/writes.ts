@@ -4,8 +4,9 @@ import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import { LeaseLostError, StoreSequenceError } from '../../core/store-errors.js';
 import type { Retention } from '../retention.js';
 import { liveOps, type WriteOp } from '../write-ops.js';
-import { checkpointField, type RedisKeys } from './keys.js';
+import type { RedisKeys } from './keys.js';
 import { callScript } from './scripts.js';
+import { queueWrite } from './write-commands.js';
 
 type FramesOp = Extract<WriteOp, { kind: 'frames' }>;
 
@@ -109,7 +110,6 @@ export function appendRefusal(append: QueuedAppend, reply: unknown): StoreSequen
   return expected === -1 ? new LeaseLostError(convId) : new StoreSequenceError(convId, expected, got);
 }
 
-
 /** One script call for several appends; returns each append's conversations and first seqs. */
 function queueAppends(
   multi: ChainableCommander,
@@ -151,85 +151,4 @@ function queueAppends(
   const streamKeys = [...streams.keys()].flatMap((convId) => [keys.conversation(convId).frames, keys.conversation(convId).lease]);
   callScript(multi, 'stepwiseAppend', [keys.lastSeqs, ...streamKeys], args);
   return convsOfEach;
-}
-
-/** Queues one write's commands; returns how many (each has a reply). */
-function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: Exclude<WriteOp, FramesOp>, token: string): number {
-  switch (op.kind) {
-    case 'conversation': {
-      const { conv_id, created_at } = op.record;
-      multi.hset(keys.conversations, conv_id, JSON.stringify(op.record));
-      multi.zadd(keys.conversationOrder, created_at, conv_id);
-      // The record carries its step setting: an older `setStep` no longer applies.
-      multi.hdel(keys.steps, conv_id);
-      return 3;
-    }
-    case 'step':
-      multi.hset(keys.steps, op.conv_id, JSON.stringify(op.step));
-      return 1;
-    case 'turn': {
-      const own = keys.conversation(op.conv_id);
-      callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder, own.lease], [op.turn.id, toJsonText(op.turn.blocks), token]);
-      return 1;
-    }
-    case 'pause': {
-      const own = keys.conversation(op.pause.conv_id);
-      callScript(
-        multi,
-        'stepwisePause',
-        [keys.counter, keys.pauses, keys.pauseOrder, own.pauses, own.lease, keys.pauseConvs, keys.pauseDeadlines],
-        [op.pause.pause_id, JSON.stringify(op.pause), token, op.pause.conv_id, op.pause.deadline_ms],
-      );
-      return 1;
-    }
-    case 'decision': {
-      const own = keys.conversation(op.decision.conv_id);
-      callScript(
-        multi,
-        'stepwiseDecision',
-        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease, keys.pauseDeadlines],
-        [op.decision.pause_id, toJsonText(op.decision), token],
-      );
-      return 1;
-    }
-    case 'checkpoint':
-    case 'checkpoint-deleted': {
-      const [convId, json] = op.kind === 'checkpoint' ? [op.checkpoint.conv_id, toJsonText(op.checkpoint)] : [op.conv_id, ''];
-      const field = checkpointField(convId, op.kind === 'checkpoint' ? op.checkpoint.inference_id : op.inference_id);
-      const own = keys.conversation(convId);
-      callScript(multi, 'stepwiseCheckpoint', [keys.checkpoints, own.checkpoints, own.lease], [field, json, token]);
-      return 1;
-    }
-    case 'engine-state':
-      multi.hset(keys.engineStates, op.conv_id, JSON.stringify(op.state));
-      return 1;
-    case 'conversation-deleted': {
-      const own = keys.conversation(op.conv_id);
-      callScript(
-        multi,
-        'stepwiseDelete',
-        [
-          keys.conversations,
-          keys.conversationOrder,
-          keys.steps,
-          keys.lastSeqs,
-          keys.engineStates,
-          keys.pauses,
-          keys.pauseOrder,
-          keys.checkpoints,
-          own.pauses,
-          own.checkpoints,
-          own.frames,
-          own.turns,
-          own.turnOrder,
-          own.decisions,
-          own.decided,
-          keys.pauseConvs,
-          keys.pauseDeadlines,
-        ],
-        [op.conv_id],
-      );
-      return 1;
-    }
-  }
 }

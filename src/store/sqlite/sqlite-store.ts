@@ -1,20 +1,13 @@
-import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import type Database from 'better-sqlite3';
-import { throwError, type Observable } from 'rxjs';
-import { type FrameEvent, type FramePage, type Store, type StoredFrame, type StoreRetentionConfig } from '../../core/store.js';
-import { StoreClosedError, StoreError, StoreLockedError, StoreSequenceError, StoreUnreadableError } from '../../core/store-errors.js';
-import { continueSequences } from '../frame-sequence.js';
-import { resolveRetention } from '../retention.js';
-import { createWriteQueue } from '../write-queue.js';
-import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.js';
-import { loadDriver } from './driver.js';
-import { createLockFile } from './lock-file.js';
-import { migrate } from './migrations.js';
+import { type FrameEvent, type FramePage, type Store, type StoreRetentionConfig } from '../../core/store.js';
+import { StoreClosedError, StoreUnreadableError } from '../../core/store-errors.js';
+import { resolveRetention, type Retention } from '../retention.js';
+import { isCorrupt } from './check-file.js';
 import { createSqliteGrants } from './grants.js';
+import { openDatabase, type DriverOptions } from './open-database.js';
 import { createStoreReads } from './reads.js';
-import type { WriteOp } from '../write-ops.js';
-import { createBatchWriter } from './writes.js';
+import { createSqliteWritePath } from './write-path.js';
+
+export { STORE_FILE } from './open-database.js';
 
 export interface SqliteStoreConfig extends StoreRetentionConfig {
   /** The data dir (created when missing); the store is `stepwise.db` in it. Required. */
@@ -32,9 +25,6 @@ export interface SqliteStoreConfig extends StoreRetentionConfig {
   readonly nativeBinding?: string;
 }
 
-/** The database file in a data dir. */
-export const STORE_FILE = 'stepwise.db';
-
 /**
  * The SQLite store (`better-sqlite3`): WAL, prepared statements, writes committed in one transaction
  * per batch (everything queued during one tick of the event loop), so the loop never waits on a
@@ -45,127 +35,35 @@ export const STORE_FILE = 'stepwise.db';
  * the file as it was) when the file is not a stepwise store it can read.
  */
 export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(config: SqliteStoreConfig): Store<E, W> {
-  if (typeof config.dataDir !== 'string' || config.dataDir === '') {
-    throw new TypeError('createSqliteStore: dataDir must be a non-empty path');
-  }
-  const synchronous = config.synchronous ?? 'normal';
-  if (synchronous !== 'normal' && synchronous !== 'full') {
-    throw new RangeError(`createSqliteStore: synchronous must be "normal" or "full", got "${String(synchronous)}"`);
-  }
-  const retention = resolveRetention(config, 'createSqliteStore');
-  const driver = config.nativeBinding === undefined ? {} : { nativeBinding: config.nativeBinding };
-  checkDriver(driver);
-  const dir = resolve(config.dataDir);
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, STORE_FILE);
-  const lockFile = createLockFile(dir);
-  const locked = (): StoreLockedError => new StoreLockedError(dir, lockFile.liveHolder());
-
-  try {
-    checkStoreFile(file, driver);
-  } catch (error) {
-    throw error instanceof FileBusyError ? locked() : error;
-  }
-  const db = openExclusive(file, { ...driver, synchronous }, locked);
-  // The read-only check may have left a shared-memory file; an exclusive WAL connection uses none,
-  // and no other can open the file while we hold it.
-  rmSync(`${file}-shm`, { force: true });
-  lockFile.claim();
-
+  const { synchronous, retention, driver } = checkConfig(config);
+  const { db, file, lockFile } = openDatabase(config.dataDir, driver, synchronous);
   const reads = createStoreReads<E>(db);
-  const write = createBatchWriter(db, retention);
-  // Each conversation's last seq, advanced when frames are queued, so the next append is checked
-  // against what is queued, not only what is committed.
-  const lastSeqs = new Map<string, number>();
-  const queue = createWriteQueue<WriteOp>({
-    commit: (ops) => {
-      try {
-        write(ops);
-      } catch (error) {
-        // The batch rolled back: its frames are not there, so the queued seqs are not either.
-        lastSeqs.clear();
-        throw error;
-      }
-    },
-  });
-  let closed = false;
+  const { commitNow, seqs, forget, isClosed, close, ...writes } = createSqliteWritePath<E>(db, retention, reads.lastSeq);
 
-  const push = (op: WriteOp): void => {
-    if (closed) throw new StoreClosedError('sqlite');
-    queue.push(op);
-  };
   /**
    * Every read sees the writes queued before it: commit them first (synchronous here). A page that
    * turns out corrupt (the open check reads only the header and schema) is a `StoreUnreadableError`.
    */
   const read = <T>(query: () => T): Promise<T> => {
     try {
-      queue.commitNow();
+      commitNow();
       return Promise.resolve(query());
     } catch (error) {
       return Promise.reject(isCorrupt(error) ? new StoreUnreadableError(file, `it is corrupt: ${(error as Error).message}`) : (error as Error));
     }
-  };
-  const lastSeqOf = (convId: string): number => {
-    let seq = lastSeqs.get(convId);
-    if (seq === undefined) lastSeqs.set(convId, (seq = reads.lastSeq(convId)));
-    return seq;
-  };
-
-  const appendFrames = (frames: readonly StoredFrame<E>[]): Observable<never> => {
-    if (closed) throw new StoreClosedError('sqlite');
-    // The server's frame log appends one frame at a time (380 a loop_step_sqlite batch): that case
-    // checks its seq without building a map of last seqs (loop_step_sqlite -2% in an A/B run).
-    const only = frames.length === 1 ? frames[0] : undefined;
-    if (only) {
-      const convId = only.event.conv_id;
-      const expected = lastSeqOf(convId) + 1;
-      if (only.seq !== expected) return throwError(() => new StoreSequenceError(convId, expected, only.seq));
-      lastSeqs.set(convId, only.seq);
-    } else {
-      const last = continueSequences(frames, lastSeqOf);
-      if (last instanceof Error) return throwError(() => last);
-      for (const [convId, seq] of last) lastSeqs.set(convId, seq);
-    }
-    if (frames.length > 0) queue.push({ kind: 'frames', frames });
-    return queue.committed();
   };
 
   return {
     kind: 'sqlite',
     durable: true,
     grants: createSqliteGrants(db),
-    putConversation: (record) => push({ kind: 'conversation', record }),
-    setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),
-    putTurn: (conv_id, turn) => push({ kind: 'turn', conv_id, turn }),
-    appendFrames,
-    putPause: (pause) => push({ kind: 'pause', pause }),
-    recordDecision: (decision) => push({ kind: 'decision', decision }),
-    putCheckpoint: (checkpoint) => push({ kind: 'checkpoint', checkpoint }),
-    deleteCheckpoint: (conv_id, inference_id) => push({ kind: 'checkpoint-deleted', conv_id, inference_id }),
-    putEngineState: (conv_id, state) => push({ kind: 'engine-state', conv_id, state }),
-    deleteConversation: (conv_id) => {
-      push({ kind: 'conversation-deleted', conv_id });
-      // A conversation created again under the same id starts a new log.
-      lastSeqs.set(conv_id, 0);
-    },
-    // Now rather than at the end of the tick: whoever flushes is waiting for it.
-    // Committed now (a synchronous transaction): a tool that waits on it starts in the same tick,
-    // not one event-loop turn later, and what it waits for is on disk when the transaction returns.
-    committed$: () => {
-      queue.commitNow();
-      return queue.committed();
-    },
-    flush: () => {
-      queue.commitNow();
-      return queue.flush();
-    },
+    ...writes,
     load: () =>
       read(() => {
         const snapshot = reads.load();
         // The snapshot has every last seq: the appends that follow a restart (a "resumed" frame per
         // run, 10 000 at `restart_recover`) check against it instead of one query per conversation.
-        for (const { conv_id, last_seq } of snapshot.conversations) if (!lastSeqs.has(conv_id)) lastSeqs.set(conv_id, last_seq);
+        for (const { conv_id, last_seq } of snapshot.conversations) seqs.set(conv_id, last_seq, true);
         return snapshot;
       }),
     conversation: (convId) => read(() => reads.conversation(convId)),
@@ -175,25 +73,20 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
     frames: (convId, query = {}) => read(() => reads.frames(convId, query) as FramePage<E, W>),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
     lastSeqNow: (convId) => {
-      if (closed) throw new StoreClosedError('sqlite');
-      return lastSeqOf(convId);
+      if (isClosed()) throw new StoreClosedError('sqlite');
+      return seqs.lastSeqOf(convId);
     },
     closed: (convId) => {
-      if (closed) return;
-      // What is queued of it is committed first: its last seq is then the one stored.
-      queue.commitNow();
-      lastSeqs.delete(convId);
-      write.forget(convId);
+      if (!isClosed()) forget(convId);
     },
     pauses: (convId) => read(() => reads.pauses(convId)),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
     engineState: (convId) => read(() => reads.engineState(convId)),
     close: async () => {
-      if (closed) return;
-      closed = true;
+      if (isClosed()) return;
       try {
-        queue.commitNow();
+        close();
       } finally {
         db.close();
         lockFile.release();
@@ -202,56 +95,16 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
   };
 }
 
-/** What better-sqlite3 is told besides the file. */
-interface DriverOptions {
-  readonly nativeBinding?: string;
-}
-
-/**
- * The driver is a native addon: npm 11 skips building it unless the installing project allows its
- * install script, and then every open would fail with a message about `bindings`. Say what to do.
- */
-function checkDriver(driver: DriverOptions): void {
-  try {
-    new (loadDriver())(':memory:', driver).close();
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new StoreError(
-      'store_unavailable',
-      `the SQLite store's driver (better-sqlite3) cannot load its native addon: ${reason}. ` +
-        'If npm skipped its build, run "npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3", or start with --store memory',
-    );
+/** The config's options, checked (a bad one fails here, naming it), with their defaults. */
+function checkConfig(config: SqliteStoreConfig): { synchronous: 'normal' | 'full'; retention: Retention; driver: DriverOptions } {
+  if (typeof config.dataDir !== 'string' || config.dataDir === '') {
+    throw new TypeError('createSqliteStore: dataDir must be a non-empty path');
   }
-}
-
-/**
- * Opens the file read-write and takes SQLite's exclusive lock at once (`locking_mode = EXCLUSIVE`
- * keeps it until close; with WAL it also means no shared-memory file), then migrates.
- */
-function openExclusive(
-  file: string,
-  { synchronous, ...driver }: DriverOptions & { readonly synchronous: 'normal' | 'full' },
-  locked: () => StoreLockedError,
-): Database.Database {
-  // timeout 0: a second process is told at once instead of waiting on the holder's lock.
-  const Driver = loadDriver();
-  const db = new Driver(file, { ...driver, timeout: 0 });
-  try {
-    db.pragma('locking_mode = EXCLUSIVE');
-    // Takes effect only when the file is created. Frame chunks are a few KB: 8 KB pages hold them
-    // with less overhead than 4 KB ones (about 1.5x store_append).
-    db.pragma('page_size = 8192');
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous}`);
-    // A checkpoint costs two fsyncs whatever its size: one per 32 MB of WAL rather than per 8 MB
-    // (SQLite's default of 1000 pages) is about 1.2x store_append.
-    db.pragma('wal_autocheckpoint = 4096');
-    // An empty exclusive transaction takes the lock that EXCLUSIVE mode then keeps.
-    db.exec('BEGIN EXCLUSIVE; COMMIT');
-    migrate(db);
-    return db;
-  } catch (error) {
-    db.close();
-    throw isBusy(error) ? locked() : error;
+  const synchronous = config.synchronous ?? 'normal';
+  if (synchronous !== 'normal' && synchronous !== 'full') {
+    throw new RangeError(`createSqliteStore: synchronous must be "normal" or "full", got "${String(synchronous)}"`);
   }
+  const retention = resolveRetention(config, 'createSqliteStore');
+  const driver = config.nativeBinding === undefined ? {} : { nativeBinding: config.nativeBinding };
+  return { synchronous, retention, driver };
 }

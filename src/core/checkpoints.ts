@@ -1,0 +1,57 @@
+import type { Block, Turn } from './turns.js';
+import type { ConversationRecord, JsonValue, StoredPauseDecision, StoredPause } from './store-records.js';
+
+/** What a restart reads back to resume runs where they were (docs/protocol.md, Durability). */
+
+/** The loop's phases, as `LoopPhase`: the one a checkpoint's run goes to next. */
+export type CheckpointPhase = 'inference' | 'after_inference' | 'tools' | 'after_tools';
+
+/**
+ * A run's serialisable state at a phase boundary: enough to re-enter the loop at `next` after a
+ * restart. It is `LoopState` without what cannot be stored (engine, tools, cancel$) and without the
+ * history (rebuilt from the conversation's finished turns).
+ */
+export interface RunCheckpoint {
+  readonly conv_id: string;
+  readonly session_id: string;
+  readonly inference_id: string;
+  readonly turn_id: string;
+  /** The phase the run goes to next. */
+  readonly next: CheckpointPhase;
+  /** Inferences done in this run. */
+  readonly iteration: number;
+  /** This turn's blocks so far. */
+  readonly blocks: readonly Block[];
+  /** The decision at the last `after_inference` pause, not yet consumed by tool execution. */
+  readonly decision?: StoredPauseDecision;
+  /** The run's tool allow-list; absent means every tool of its registry. */
+  readonly allowed_tools?: readonly string[];
+  readonly max_iterations?: number;
+  /** The run's own system prompt (the `/chat` override), which the history does not carry. */
+  readonly system_prompt?: string;
+  readonly profile?: string;
+  /** The pause the run waits at, when `next` follows a pause point that was published. */
+  readonly pause_id?: string;
+  /**
+   * Tool calls that had started and not finished when this was written: after a crash they are run
+   * again only when idempotent, else answered "interrupted" (docs/protocol.md, Durability).
+   */
+  readonly running_tool_call_ids?: readonly string[];
+  /** Epoch ms when it was written. */
+  readonly at_ms: number;
+}
+
+/** A conversation with what recovery needs to rebuild its session. */
+export interface StoredConversation extends ConversationRecord {
+  /** Oldest first; the last may be the running turn (its run then has a checkpoint). */
+  readonly turns: readonly Turn[];
+  readonly last_seq: number;
+  readonly engine_state?: JsonValue;
+}
+
+/** Everything but frames and decisions: what a restart loads at once. */
+export interface StoreSnapshot {
+  readonly conversations: readonly StoredConversation[];
+  readonly pauses: readonly StoredPause[];
+  readonly checkpoints: readonly RunCheckpoint[];
+}

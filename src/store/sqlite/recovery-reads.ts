@@ -1,0 +1,115 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { ConversationRecord, JsonValue, RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../../core/store.js';
+import type { Block, Turn } from '../../core/turns.js';
+import { parse, parseAll } from './json-rows.js';
+import { joinSegments } from './turn-segments.js';
+
+/** A row of `checkpoints`: its blocks are its own, or in its JSON (before version 4), or its turn's. */
+interface CheckpointRow {
+  readonly checkpoint: string;
+  readonly blocks: string | null;
+}
+
+/** A row of `turns`, in order, and the segments of its blocks (turn-segments.ts). */
+interface TurnRow {
+  readonly conv_id: string;
+  readonly id: string;
+  /** The JSON of its blocks as last written whole; the segments go on from there. */
+  readonly blocks: string;
+}
+interface SegmentRow {
+  readonly conv_id: string;
+  readonly turn_id: string;
+  readonly start: number;
+  readonly blocks: string;
+}
+
+/** What a restart reads to rebuild runs (all at once), and the turns and checkpoints of one conversation. */
+export interface RecoveryReads {
+  load(): StoreSnapshot;
+  turns(convId: string): Turn[];
+  checkpoints(convId?: string): RunCheckpoint[];
+}
+
+export function createRecoveryReads(db: Database): RecoveryReads {
+  const prepare = (sql: string): Statement => db.prepare(sql);
+  const allConversations = prepare(`SELECT record FROM conversations ORDER BY created_at, rowid`).pluck();
+  const turns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`);
+  const segments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks WHERE conv_id = ? ORDER BY turn_id, start`);
+  const allSegments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks ORDER BY conv_id, turn_id, start`);
+  const turn = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns WHERE conv_id = ? AND turn_id = ?`);
+  const turnSegments = prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks WHERE conv_id = ? AND turn_id = ? ORDER BY start`);
+  // In the order they were first written, which is each conversation's order: a scan without a sort.
+  const allTurns = prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns ORDER BY ord`);
+  const allLastSeqs = prepare(`SELECT conv_id, max(last_seq) AS last_seq FROM frames GROUP BY conv_id`);
+  const allPauses = prepare(`SELECT pause FROM pauses ORDER BY rowid`).pluck();
+  const checkpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints WHERE conv_id = ? ORDER BY rowid`);
+  const allCheckpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints ORDER BY rowid`);
+  const allEngineStates = prepare(`SELECT conv_id, state FROM engine_state`);
+
+  /** One turn's blocks, read on their own (a checkpoint that shares them). */
+  const blocksOfTurn = (checkpoint: RunCheckpoint): Block[] => {
+    const row = turn.get(checkpoint.conv_id, checkpoint.turn_id) as TurnRow | undefined;
+    return row ? joinSegments(row.blocks, turnSegments.all(checkpoint.conv_id, checkpoint.turn_id) as SegmentRow[]) : [];
+  };
+
+  // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
+  // sets instead of issuing tens of thousands of queries.
+  const load = (): StoreSnapshot => {
+    const turnsOf = turnsFromRows(allTurns.all() as TurnRow[], allSegments.all() as SegmentRow[]);
+    // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turns
+    // (10 000 paused runs at `restart_recover`), and copied so that neither sees the other's changes.
+    const turnBlocks = (checkpoint: RunCheckpoint): readonly Block[] | undefined =>
+      turnsOf.get(checkpoint.conv_id)?.find((turn) => turn.id === checkpoint.turn_id)?.blocks;
+    const checkpoints = (allCheckpoints.all() as CheckpointRow[]).map((row) => toCheckpoint(row, turnBlocks));
+    const seqOf = new Map((allLastSeqs.all() as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
+    const stateOf = new Map((allEngineStates.all() as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
+    const conversations = parseAll<ConversationRecord>(allConversations).map((record): StoredConversation => {
+      const state = stateOf.get(record.conv_id);
+      return {
+        ...record,
+        turns: turnsOf.get(record.conv_id) ?? [],
+        last_seq: seqOf.get(record.conv_id) ?? 0,
+        ...(state === undefined ? {} : { engine_state: parse<JsonValue>(state) }),
+      };
+    });
+    return { conversations, pauses: parseAll<StoredPause>(allPauses), checkpoints };
+  };
+
+  return {
+    load,
+    turns: (convId) => turnsFromRows(turns.all(convId) as TurnRow[], segments.all(convId) as SegmentRow[]).get(convId) ?? [],
+    checkpoints: (convId) =>
+      ((convId === undefined ? allCheckpoints.all() : checkpoints.all(convId)) as CheckpointRow[]).map((row) => toCheckpoint(row, blocksOfTurn)),
+  };
+}
+
+/** Turns in order, each with its blocks joined from its segments (rows sorted by conversation, turn, start). */
+function turnsFromRows(rows: readonly TurnRow[], segmentRows: readonly SegmentRow[]): Map<string, Turn[]> {
+  const segmentsOf = new Map<string, SegmentRow[]>();
+  for (const row of segmentRows) {
+    const key = `${row.conv_id}\u0000${row.turn_id}`;
+    const list = segmentsOf.get(key);
+    if (list) list.push(row);
+    else segmentsOf.set(key, [row]);
+  }
+  const turnsOf = new Map<string, Turn[]>();
+  for (const row of rows) {
+    let list = turnsOf.get(row.conv_id);
+    if (!list) turnsOf.set(row.conv_id, (list = []));
+    list.push({ id: row.id, blocks: joinSegments(row.blocks, segmentsOf.get(`${row.conv_id}\u0000${row.id}`) ?? []) });
+  }
+  return turnsOf;
+}
+
+/**
+ * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
+ * turn's (writes.ts), from `turnBlocks` (at `load`, every turn read at once; else read for it alone).
+ */
+function toCheckpoint(row: CheckpointRow, turnBlocks: (checkpoint: RunCheckpoint) => readonly Block[] | undefined): RunCheckpoint {
+  const checkpoint = parse<RunCheckpoint>(row.checkpoint);
+  if (row.blocks !== null) return { ...checkpoint, blocks: parse<Block[]>(row.blocks) };
+  if (checkpoint.blocks !== undefined) return checkpoint;
+  const blocks = turnBlocks(checkpoint);
+  return { ...checkpoint, blocks: blocks ? [...blocks] : [] };
+}

@@ -1,0 +1,88 @@
+import type { Database } from 'better-sqlite3';
+import { throwError } from 'rxjs';
+import type { FrameEvent, Store } from '../../core/store.js';
+import { StoreClosedError } from '../../core/store-errors.js';
+import type { Retention } from '../retention.js';
+import { queuedWrites, type StoreWrites, type WriteOp } from '../write-ops.js';
+import { createWriteQueue } from '../write-queue.js';
+import { createQueuedSeqs, type QueuedSeqs } from './queued-seqs.js';
+import { createBatchWriter } from './writes.js';
+
+/** The SQLite store's writes: the port's, and what the store around them needs of its queue. */
+export interface SqliteWritePath<E extends FrameEvent> extends StoreWrites<E>, Pick<Store<E>, 'committed$' | 'flush'> {
+  /** Commits what is queued, now (a synchronous transaction). */
+  commitNow(): void;
+  /** Each conversation's last seq, queued frames included. */
+  readonly seqs: QueuedSeqs;
+  /** The conversation's session closed: commit what is queued of it and forget what speeds its writes. */
+  forget(convId: string): void;
+  readonly isClosed: () => boolean;
+  /** Commits what is queued; every write after it throws `StoreClosedError`. */
+  close(): void;
+}
+
+/**
+ * Writes queued in order and committed in one transaction per batch (everything queued during one
+ * tick of the event loop), so the loop never waits on a disk write per event; appends are checked
+ * against each conversation's last seq when queued. `storedLastSeq` reads a last seq from the file.
+ */
+export function createSqliteWritePath<E extends FrameEvent>(db: Database, retention: Retention, storedLastSeq: (convId: string) => number): SqliteWritePath<E> {
+  const write = createBatchWriter(db, retention);
+  const seqs = createQueuedSeqs(storedLastSeq);
+  const queue = createWriteQueue<WriteOp>({
+    commit: (ops) => {
+      try {
+        write(ops);
+      } catch (error) {
+        // The batch rolled back: its frames are not there, so the queued seqs are not either.
+        seqs.clear();
+        throw error;
+      }
+    },
+  });
+  let closed = false;
+  const push = (op: WriteOp): void => {
+    if (closed) throw new StoreClosedError('sqlite');
+    queue.push(op);
+  };
+
+  return {
+    ...queuedWrites(push),
+    appendFrames: (frames) => {
+      if (closed) throw new StoreClosedError('sqlite');
+      const refused = seqs.advance(frames);
+      if (refused) return throwError(() => refused);
+      if (frames.length > 0) queue.push({ kind: 'frames', frames });
+      return queue.committed();
+    },
+    deleteConversation: (conv_id) => {
+      push({ kind: 'conversation-deleted', conv_id });
+      // A conversation created again under the same id starts a new log.
+      seqs.set(conv_id, 0);
+    },
+    // Committed now (a synchronous transaction) rather than at the end of the tick: whoever waits on
+    // it is waiting for it, a tool that waits on it starts in the same tick, not one event-loop turn
+    // later, and what it waits for is on disk when the transaction returns.
+    committed$: () => {
+      queue.commitNow();
+      return queue.committed();
+    },
+    flush: () => {
+      queue.commitNow();
+      return queue.flush();
+    },
+    commitNow: () => queue.commitNow(),
+    seqs,
+    forget: (convId) => {
+      // What is queued of it is committed first: its last seq is then the one stored.
+      queue.commitNow();
+      seqs.delete(convId);
+      write.forget(convId);
+    },
+    isClosed: () => closed,
+    close: () => {
+      closed = true;
+      queue.commitNow();
+    },
+  };
+}
