@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +24,9 @@ export interface LoadedLib {
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// Inside node_modules, so the compiled files resolve rxjs and zod from the project's own node_modules.
-const outDir = 'node_modules/.cache/stepwise-bench';
+// Inside node_modules, so the compiled files resolve rxjs and zod from the project's own node_modules;
+// named after this checkout, since worktrees may share one node_modules (a symlink) and each compiles its own.
+const outDir = `node_modules/.cache/stepwise-bench-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`;
 
 /**
  * Loads the library as it ships: compiled by `tsc` (tsconfig.build.json) into a private directory,
