@@ -58,28 +58,9 @@ export function createDeliverer(config: DeliveryConfig = {}): Deliverer {
 
   const attempt = async (delivery: Delivery, waitMs: number): Promise<void> => {
     if (disposed || delivery.isMoot?.() || Date.now() >= delivery.until) return;
-    const timestamp = String(Date.now());
     const abort = new AbortController();
     inFlight.add(abort);
-    const timeout = setTimeout(() => abort.abort(), Math.min(attemptTimeoutMs, Math.max(1, delivery.until - Date.now())));
-    timeout.unref();
-    let failure: string | undefined;
-    try {
-      const response = await post(delivery.webhook.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-stepwise-timestamp': timestamp, 'x-stepwise-signature': signatureOf(delivery.webhook.secret, timestamp, delivery.body) },
-        body: delivery.body,
-        signal: abort.signal,
-      });
-      // The receiver's body is not read: only its status matters, and reading could hang.
-      void response.body?.cancel().catch(() => undefined);
-      if (!response.ok) failure = `answered ${response.status}`;
-    } catch (error) {
-      failure = abort.signal.aborted ? 'did not answer in time' : `could not be reached (${(error as { cause?: { code?: string } }).cause?.code ?? 'network error'})`;
-    } finally {
-      clearTimeout(timeout);
-      inFlight.delete(abort);
-    }
+    const failure = await postSigned(post, delivery, abort, attemptTimeoutMs).finally(() => inFlight.delete(abort));
     if (failure === undefined || disposed) return;
     // A try that could only start after the deadline is not scheduled: the pause is decided by then.
     if (Date.now() + waitMs >= delivery.until) {
@@ -101,6 +82,28 @@ export function createDeliverer(config: DeliveryConfig = {}): Deliverer {
       for (const abort of inFlight) abort.abort();
     },
   };
+}
+
+/** One signed try: undefined when the receiver answered 2xx, else what went wrong, in words. */
+async function postSigned(post: typeof fetch, delivery: Delivery, abort: AbortController, attemptTimeoutMs: number): Promise<string | undefined> {
+  const timestamp = String(Date.now());
+  const timeout = setTimeout(() => abort.abort(), Math.min(attemptTimeoutMs, Math.max(1, delivery.until - Date.now())));
+  timeout.unref();
+  try {
+    const response = await post(delivery.webhook.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-stepwise-timestamp': timestamp, 'x-stepwise-signature': signatureOf(delivery.webhook.secret, timestamp, delivery.body) },
+      body: delivery.body,
+      signal: abort.signal,
+    });
+    // The receiver's body is not read: only its status matters, and reading could hang.
+    void response.body?.cancel().catch(() => undefined);
+    return response.ok ? undefined : `answered ${response.status}`;
+  } catch (error) {
+    return abort.signal.aborted ? 'did not answer in time' : `could not be reached (${(error as { cause?: { code?: string } }).cause?.code ?? 'network error'})`;
+  } finally {
+    clearTimeout(timeout);
+  }
 }
 
 /** A webhook's URL as logs show it: its origin only, since a path or query may carry a token. */
