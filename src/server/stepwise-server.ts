@@ -1,32 +1,21 @@
 import type { Server } from 'node:http';
-import type { NextFunction, Request, Response, Router } from 'express';
-import { loadExpress, loadWs } from './server-deps.js';
+import type { Router } from 'express';
+import { loadWs } from './server-deps.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { Store } from '../core/store.js';
-import { StoreError } from '../core/store-errors.js';
-import { requireCaller, type TokenTable } from './auth.js';
+import type { TokenTable } from './auth.js';
 import { createCommandHandler, type StepCommand } from './commands.js';
 import type { ServerContext } from './context.js';
-import { HttpError, sendError, tryAgain } from './errors.js';
 import { createFrameEncoder } from './frame-encoder.js';
 import { createProfileTable, type Profile } from './profiles.js';
-import { cancelRun, chatRoutes } from './routes-chat.js';
-import { conversationRoutes } from './routes-conversations.js';
-import { continuePause, debugRoutes, disableStep, enableStep } from './routes-debug.js';
-import { decisionRoutes } from './routes-decisions.js';
-import { grantRoutes } from './routes-grants.js';
-import { forkRoutes } from './routes-fork.js';
-import { inboxRoutes } from './routes-inbox.js';
-import { inferenceRoutes } from './routes-inferences.js';
-import { profileRoutes } from './routes-profiles.js';
-import { toolRoutes, type ToolSource } from './routes-tools.js';
-import { agUiRoutes } from './ag-ui/routes-ag-ui.js';
-import { aiSdkRoutes } from './ai-sdk/routes-ai-sdk.js';
-import { dashboardRoutes } from './static.js';
+import { cancelRun } from './routes-chat.js';
+import { continuePause, disableStep, enableStep } from './routes-debug.js';
+import type { ToolSource } from './routes-tools.js';
+import { buildRouter } from './stepwise-router.js';
 import { createWsForwarder } from './ws-forwarder.js';
 import { createPausesSocket } from './ws-inbox-pauses.js';
 import { createUpgradeHandler } from './ws-upgrade.js';
-import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
+import { createWebhooks } from './webhooks/webhooks.js';
 import type { WebhooksConfig } from './webhooks/webhooks-config.js';
 
 /** What `stepwise serve` takes for its server (docs/library.md, A server inside your app). */
@@ -82,8 +71,6 @@ export interface StepwiseServer {
   close(): Promise<void>;
 }
 
-const BODY_LIMIT = 1024 * 1024;
-
 /** The commands a run's owner serves, by route (docs/protocol.md, Several instances). */
 const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
   '/chat/cancel': cancelRun,
@@ -91,33 +78,6 @@ const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
   '/debug/step/disable': disableStep,
   '/debug/continue': continuePause,
 });
-
-/** Which methods each route answers; any other method gets 405 with `Allow`. */
-const ROUTES: readonly (readonly [string, string])[] = [
-  ['/chat', 'POST'],
-  ['/chat/cancel', 'POST'],
-  ['/chat/:profile', 'POST'],
-  ['/profiles', 'GET'],
-  ['/conversations', 'GET'],
-  ['/conversations/:conv_id', 'GET'],
-  ['/conversations/:conv_id/decisions', 'GET'],
-  ['/conversations/:conv_id/fork', 'POST'],
-  ['/conversations/:conv_id/inferences', 'GET'],
-  ['/conversations/:conv_id/inferences/:message_id', 'GET'],
-  ['/tools', 'GET'],
-  ['/hydrate', 'GET'],
-  ['/debug/step/enable', 'POST'],
-  ['/debug/step/disable', 'POST'],
-  ['/debug/continue', 'POST'],
-  ['/debug/pauses', 'GET'],
-  ['/grants', 'GET'],
-  ['/grants/:grant_id', 'DELETE'],
-  ['/pauses', 'GET'],
-  ['/healthz', 'GET'],
-  ['/ag-ui', 'POST'],
-  ['/ag-ui/:profile', 'POST'],
-  ['/ai-sdk/chat', 'POST'],
-];
 
 /**
  * The server of a runtime, built from the runtime's ports (commands, directory, frames), so it is
@@ -179,74 +139,10 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
   };
 }
 
-function buildRouter(context: ServerContext, tokens: TokenTable, options: StepwiseServerOptions, webhooks: Webhooks | undefined): Router {
-  const express = loadExpress();
-  const router = express.Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
-  });
-  // The dashboard's URLs are relative to its page: mounted at `/agent`, the page must be `/agent/`.
-  router.get('/', (req, res, next) => {
-    const [path, query] = splitQuery(req.originalUrl);
-    if (path.endsWith('/')) return next();
-    res.redirect(301, `${path}/${query}`);
-  });
-  router.use(dashboardRoutes(options.dashboardDir));
-  router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/grants', '/pauses', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
-  router.use(loadExpress().json({ limit: BODY_LIMIT }));
-  const store = options.store ?? context.stepwise.store;
-  router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
-  router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()), grantRoutes(context));
-  router.use(inboxRoutes(context), agUiRoutes(context), aiSdkRoutes(context));
-  if (webhooks) router.use(webhooks.routes(context));
-  router.get(['/ws', '/ws/pauses'], (req) => {
-    throw new HttpError(426, 'upgrade_required', `GET ${req.path} is a WebSocket endpoint: send an Upgrade request`);
-  });
-  for (const [path, method] of webhooks ? [...ROUTES, LINK_ROUTE] : ROUTES) {
-    router.all(path, (_req, res) => {
-      res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
-      throw new HttpError(405, 'method_not_allowed', `${path} accepts ${method} only`);
-    });
-  }
-  router.use((req) => {
-    throw new HttpError(404, 'not_found', `no route ${req.method} ${req.path}`);
-  });
-  router.use(errorHandler(options.onError));
-  return router;
-}
-
-/** The signed links' route, served only with webhooks (docs/protocol.md, Webhooks and signed links). */
-const LINK_ROUTE = ['/a/:token', 'GET, HEAD, POST'] as const;
-
 /** The server's own URL as links name it when no public URL is given: its address and mount path. */
 function baseUrlOf(attached: { readonly server: Server; readonly path: string } | undefined): string {
   const address = attached?.server.address();
   if (!attached || !address || typeof address === 'string') return '';
   const host = address.address === '::' || address.address === '0.0.0.0' ? 'localhost' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host}:${address.port}${attached.path.replace(/\/?ws\/?$/, '')}`;
-}
-
-const splitQuery = (url: string): [string, string] => {
-  const at = url.indexOf('?');
-  return at === -1 ? [url, ''] : [url.slice(0, at), url.slice(at)];
-};
-
-function errorHandler(onError: ((error: unknown) => void) | undefined) {
-  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
-    sendError(res, toHttpError(error, onError));
-  };
-}
-
-/** body-parser's failures keep their meaning: 413 too large, 400 malformed JSON; the rest is a 500. */
-function toHttpError(error: unknown, onError: ((error: unknown) => void) | undefined): HttpError {
-  if (error instanceof HttpError) return error;
-  if (error instanceof StoreError && error.code === 'store_unavailable') return tryAgain('store_unavailable', 'the store cannot be reached; try again');
-  const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
-  if (type === 'entity.too.large') return new HttpError(413, 'payload_too_large', `the body is over ${BODY_LIMIT} bytes`);
-  if (type === 'entity.parse.failed') return new HttpError(400, 'invalid_json', 'the body is not valid JSON');
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new HttpError(status, 'bad_request', error instanceof Error ? error.message : 'bad request');
-  }
-  onError?.(error);
-  return new HttpError(500, 'internal', 'internal server error');
 }
