@@ -14,17 +14,13 @@
  * - Writes are queued and sent as one MULTI per batch (one tick's writes); while Redis is away the
  *   batch is sent again, in order, until it is back (the scripts make a batch sent twice harmless).
  *
- * Where ownership and commands fit (built later on this adapter, issue 11 parts 2 and 3):
- * - Lease: `conv:{id}:lease` (`keys.conversation(id).lease`), taken with `SET key token NX PX
- *   lease_ms` and renewed with a compare-and-`PEXPIRE` script by the owner; it lives beside the
- *   conversation's other keys (same hash tag). Fencing: the append script can take the lease key and
- *   the owner's token as one more KEY/ARGV and refuse an append when the token is not the lease's,
- *   so a stalled former owner cannot write into a log another instance has taken over.
- * - Commands: a stream per instance, `instance:{id}:commands`, XADDed by the instance a route lands
- *   on (after it read the lease's holder) and XREAD BLOCKed by the owner on its own connection like
- *   `tail$`; the reply goes back on a per-request key or the requester's stream. Instances can
- *   announce themselves in a `instances` sorted set scored by heartbeat time. All of it goes under
- *   `keys.prefix` so tests and services sharing one Redis stay apart.
+ * - Pending pauses are also indexed by deadline (`pause-deadlines`), so the inbox reads the soonest
+ *   a page at a time (./pause-deadlines.ts).
+ *
+ * Ownership and commands are the cluster's, built on this adapter (src/cluster/index.ts): a lease per
+ * conversation (`conv:{id}:lease`, the owner's token `<instance>/<epoch>`, no expiry) checked inside
+ * every write script (fencing), one heartbeat per instance (`instance:{id}:alive`) and the registry of
+ * instances (`instances`), and commands over pub/sub on `instance:{id}:commands`.
  */
 export { createRedisStore, REDIS_STORE_DEFAULTS, type RedisStore, type RedisStoreConfig } from './redis-store.js';
 export { createRedisKeys, DEFAULT_KEY_PREFIX, type ConversationKeys, type RedisKeys } from './keys.js';
