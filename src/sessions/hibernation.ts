@@ -5,6 +5,7 @@ import type { FrameLog } from '../streams/frame-log.js';
 import type { StepController, StepControllerPorts } from '../streams/step-controller.js';
 import { resumeAfter } from './recovery.js';
 import type { Session } from './session.js';
+import type { WakeQueue } from './wake-queue.js';
 
 /** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
 export interface HibernationPorts {
@@ -15,6 +16,8 @@ export interface HibernationPorts {
   /** Where the conversation's frames are buffered for replay; the store has them too. */
   readonly hub: Pick<EventHub, 'isWatched' | 'lastSeq' | 'forget' | 'seed'>;
   readonly frames: Pick<FrameLog, 'isWatched' | 'forget'>;
+  /** Where a resolved pause's run waits to be rebuilt, after its resolution was published. */
+  readonly wakes: Pick<WakeQueue, 'push'>;
 }
 
 /**
@@ -48,7 +51,10 @@ function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunChe
   const session = ports.sessionOf(pause.conv_id);
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
-  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
+  // The rebuild is queued: the resolution itself (frame, decision row) is already done when it runs.
+  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) =>
+    ports.wakes.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution))),
+  );
   if (!held) return;
   session.hibernate(checkpoint, held);
   releaseBuffer(ports, pause.conv_id);

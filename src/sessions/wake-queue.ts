@@ -1,0 +1,67 @@
+import type { SchedulerLike } from 'rxjs';
+
+/**
+ * Where hibernated runs wait to be rebuilt once their pause resolved (docs/protocol.md, Durability).
+ * A pause's resolution (its `resumed` frame and its decision row) happens when it is decided; the
+ * rebuild of its run, which reads its checkpoint, runs its tools and writes again, comes after, a
+ * slice at a time on the scheduler: when many deadlines pass together, the deadline index's timer and
+ * the store's commits run between slices instead of waiting behind every rebuild, so each pause still
+ * resolves at its deadline. A run's own frames keep their order: its rebuild publishes only after its
+ * `resumed`.
+ *
+ * ```
+ * push a, b, c (slice fits two):  --(ab)--c--
+ * ```
+ */
+export interface WakeQueue {
+  /** Runs `wake` after the wakes pushed before it, on a later task of the scheduler. */
+  push(wake: () => void): void;
+  /** How many wait. */
+  readonly size: number;
+}
+
+export interface WakeQueueConfig {
+  /** How long one slice may run before the queue yields to the scheduler's other tasks (ms on its clock). Default 5. */
+  readonly sliceMs?: number;
+}
+
+const DEFAULT_WAKE_QUEUE: Required<WakeQueueConfig> = Object.freeze({ sliceMs: 5 });
+
+export function createWakeQueue(scheduler: SchedulerLike, config: WakeQueueConfig = {}): WakeQueue {
+  const { sliceMs } = { ...DEFAULT_WAKE_QUEUE, ...config };
+  if (!(Number.isFinite(sliceMs) && sliceMs >= 0)) throw new RangeError(`createWakeQueue: sliceMs must be a non-negative number, got ${sliceMs}`);
+  // A growing array read from `head`, reset once drained: a shift per wake would copy the rest each time.
+  let waiting: Array<() => void> = [];
+  let head = 0;
+  let scheduled = false;
+
+  const drain = (): void => {
+    scheduled = false;
+    const started = scheduler.now();
+    try {
+      // At least one per slice, so a slow clock never stalls the queue.
+      do waiting[head++]!();
+      while (head < waiting.length && scheduler.now() - started < sliceMs);
+    } finally {
+      if (head >= waiting.length) {
+        waiting = [];
+        head = 0;
+      } else schedule();
+    }
+  };
+  const schedule = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    scheduler.schedule(drain);
+  };
+
+  return {
+    push: (wake) => {
+      waiting.push(wake);
+      schedule();
+    },
+    get size() {
+      return waiting.length - head;
+    },
+  };
+}
