@@ -1,8 +1,8 @@
 import { marbles } from 'rxjs-marbles/jest';
 import type { SchedulerLike } from 'rxjs';
-import { createWakeQueue } from '../../src/sessions/wake-queue.js';
+import { createSliceQueue } from '../../src/sessions/slice-queue.js';
 
-/** A scheduler whose clock each wake moves on by `costMs`, as a rebuild takes time on a real clock. */
+/** A scheduler whose clock each item of work moves on by `costMs`, as it takes time on a real clock. */
 function costly(m: Parameters<Parameters<typeof marbles>[0]>[0], costMs: number) {
   let spent = 0;
   const scheduler: SchedulerLike = {
@@ -12,9 +12,9 @@ function costly(m: Parameters<Parameters<typeof marbles>[0]>[0], costMs: number)
   return { scheduler, spend: () => (spent += costMs) };
 }
 
-describe('createWakeQueue', () => {
-  it('should run wakes in the order pushed, after the task that pushed them', marbles((m) => {
-    const queue = createWakeQueue(m.scheduler);
+describe('createSliceQueue', () => {
+  it('should run work in the order pushed, after the task that pushed them', marbles((m) => {
+    const queue = createSliceQueue(m.scheduler);
     const ran: string[] = [];
     m.scheduler.schedule(() => {
       queue.push(() => ran.push(`a@${m.scheduler.now()}`));
@@ -30,7 +30,7 @@ describe('createWakeQueue', () => {
 
   it('should yield to the scheduler once a slice has run its time, and let tasks between slices run', marbles((m) => {
     const { scheduler, spend } = costly(m, 2);
-    const queue = createWakeQueue(scheduler, { sliceMs: 3 });
+    const queue = createSliceQueue(scheduler, { sliceMs: 3 });
     const ran: string[] = [];
     m.scheduler.schedule(() => {
       for (const name of ['a', 'b', 'c', 'd', 'e']) queue.push(() => (ran.push(name), spend()));
@@ -41,6 +41,6 @@ describe('createWakeQueue', () => {
   }));
 
   it('should fail at factory time on a bad sliceMs', () => {
-    expect(() => createWakeQueue({ now: () => 0, schedule: () => ({}) as never }, { sliceMs: -1 })).toThrow(/sliceMs must be a non-negative number, got -1/);
+    expect(() => createSliceQueue({ now: () => 0, schedule: () => ({}) as never }, { sliceMs: -1 })).toThrow(/sliceMs must be a non-negative number, got -1/);
   });
 });
