@@ -1,12 +1,7 @@
 import { post } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
+import { HIBERNATE, untilHibernated } from './hibernate-helpers.js';
 import { conversation, runToPause, useDurableServers } from './helpers.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** Long enough past `--hibernate-after-ms 100` for the run to have left memory. */
-const HIBERNATED_MS = 700;
-const HIBERNATE = ['--hibernate-after-ms', '100'];
 
 /**
  * A hibernated pause forked at and answered with a grant through the real CLI (docs/protocol.md, Forks,
@@ -18,7 +13,7 @@ describe('serve --hibernate-after-ms, forks and grants', () => {
   it('should fork at a hibernated pause, and leave the source waiting at it until it is answered', async () => {
     const server = await serve(d(), d().script('tool', 'slow'), HIBERNATE);
     const { ws, pause } = await runToPause(server.base, server.wsBase, 'src');
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     const fork = await post(server.base, '/conversations/src/fork', { pause_id: pause.pause_id });
     expect(fork.status).toBe(200);
     expect(fork.body).toMatchObject({ forked_from: { conv_id: 'src', pause_id: pause.pause_id } });
@@ -44,7 +39,7 @@ describe('serve --hibernate-after-ms, forks and grants', () => {
   it('should remember a grant made at a hibernated pause, and let a later call it covers run without a pause', async () => {
     const server = await serve(d(), d().script('tool', 'slow'), HIBERNATE);
     const { ws, pause } = await runToPause(server.base, server.wsBase, 'c1');
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     const decided = await post(server.base, '/debug/continue', { pause_id: pause.pause_id, remember: { scope: 'server', tools: ['slow'] } });
     expect(decided.status).toBe(200);
     expect(decided.body).toMatchObject({ ok: true, grant: { scope: 'server', tools: ['slow'] } });

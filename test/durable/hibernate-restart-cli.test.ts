@@ -1,12 +1,7 @@
 import { get, post } from '../helpers/server-harness.js';
 import { SemClient } from '../helpers/server-ws-client.js';
+import { HIBERNATE, sleep, untilHibernated } from './hibernate-helpers.js';
 import { conversation, runToPause, until, useDurableServers } from './helpers.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** Long enough past `--hibernate-after-ms 100` for the run to have left memory. */
-const HIBERNATED_MS = 700;
-const HIBERNATE = ['--hibernate-after-ms', '100'];
 
 const decisionsOf = async (base: string, conv: string): Promise<unknown[][]> =>
   (await get(base, `/conversations/${conv}/decisions`)).body.decisions.map((decision: any) => [decision.pause_id, decision.reason, decision.by]);
@@ -22,7 +17,7 @@ describe('serve --hibernate-after-ms, resolutions and restarts', () => {
   it('should release a hibernated pause when step mode is switched off, and run its tool once', async () => {
     const server = await serve(d(), d().script('tool', 'slow'), HIBERNATE);
     const { ws, pause } = await runToPause(server.base, server.wsBase, 'c1');
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     expect((await post(server.base, '/debug/step/disable', { conv_id: 'c1' })).body).toMatchObject({ ok: true, released: 1 });
     expect(await ws.next('debugger.resume')).toMatchObject({ pause_id: pause.pause_id, reason: 'disabled', by: 'system' });
     expect(await ws.waitFor((frame) => frame.type === 'run.end')).toMatchObject({ status: 'completed' });
@@ -34,7 +29,7 @@ describe('serve --hibernate-after-ms, resolutions and restarts', () => {
   it("should run a hibernated pause's tool with the arguments an edit gave it", async () => {
     const server = await serve(d(), d().script('tool', 'slow'), HIBERNATE);
     const { ws, pause } = await runToPause(server.base, server.wsBase, 'c1');
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     expect((await post(server.base, '/debug/continue', { pause_id: pause.pause_id, action: 'edit', edits: { call_1: { n: 5 } } })).status).toBe(200);
     expect(await ws.next('debugger.resume')).toMatchObject({ pause_id: pause.pause_id, reason: 'edited' });
     const afterTools = await ws.waitFor((frame) => frame.type === 'debugger.pause' && frame.phase === 'after_tools');
@@ -50,14 +45,14 @@ describe('serve --hibernate-after-ms, resolutions and restarts', () => {
     const script = d().script('tool', 'slow');
     const first = await serve(d(), script, flags);
     const { ws, pause } = await runToPause(first.base, first.wsBase, 'c1');
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     await ws.close();
     expect(await first.stop('SIGKILL')).toBe(null);
 
     const second = await serve(d(), script, flags);
     const again = await SemClient.connect(`${second.wsBase}/ws?conv_id=c1`);
     expect(again.hello.pending_pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, deadline_ms: pause.deadline_ms })]);
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     expect((await get(second.base, '/pauses')).body.pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, deadline_ms: pause.deadline_ms })]);
     expect(await again.waitFor((frame) => frame.type === 'debugger.resume')).toMatchObject({ pause_id: pause.pause_id, reason: 'timeout', by: 'system' });
     expect(Date.now()).toBeGreaterThanOrEqual(pause.deadline_ms);
@@ -73,7 +68,7 @@ describe('serve --hibernate-after-ms, resolutions and restarts', () => {
     const script = d().script('tool', 'slow');
     const first = await serve(d(), script, flags);
     const { ws, pause } = await runToPause(first.base, first.wsBase, 'c1');
-    await sleep(HIBERNATED_MS);
+    await untilHibernated();
     await ws.close();
     expect(await first.stop('SIGKILL')).toBe(null);
     await sleep(Math.max(0, pause.deadline_ms - Date.now() + 100));
