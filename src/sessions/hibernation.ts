@@ -5,6 +5,7 @@ import type { FrameLog } from '../streams/frame-log.js';
 import type { StepController, StepControllerPorts } from '../streams/step-controller.js';
 import { resumeAfter } from './recovery.js';
 import type { Session } from './session.js';
+import type { SliceQueue } from './slice-queue.js';
 
 /** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
 export interface HibernationPorts {
@@ -15,6 +16,8 @@ export interface HibernationPorts {
   /** Where the conversation's frames are buffered for replay; the store has them too. */
   readonly hub: Pick<EventHub, 'isWatched' | 'lastSeq' | 'forget' | 'seed'>;
   readonly frames: Pick<FrameLog, 'isWatched' | 'forget'>;
+  /** Where a pause waits to hibernate, and a resolved pause's run to be rebuilt after its resolution was published. */
+  readonly slices: Pick<SliceQueue, 'push'>;
 }
 
 /**
@@ -29,16 +32,19 @@ export interface HibernationPorts {
  * resident: hibernating it would lose the state the run goes on from.
  */
 export function createHibernation(ports: HibernationPorts): (pause: PauseInfo) => void {
-  return (pause) => {
-    ports.store.checkpoints(pause.conv_id).then(
-      (checkpoints) => {
-        const checkpoint = checkpoints.find((candidate) => isAt(candidate, pause));
-        if (checkpoint) hibernate(ports, pause, checkpoint);
-      },
-      // A store that cannot answer now: the run stays resident, which is only costlier.
-      () => undefined,
-    );
-  };
+  // Queued: the pauses restored at a start all come due together, and a SQLite read is synchronous.
+  return (pause) => ports.slices.push(() => readAndHibernate(ports, pause));
+}
+
+function readAndHibernate(ports: HibernationPorts, pause: PauseInfo): void {
+  ports.store.checkpoints(pause.conv_id).then(
+    (checkpoints) => {
+      const checkpoint = checkpoints.find((candidate) => isAt(candidate, pause));
+      if (checkpoint) hibernate(ports, pause, checkpoint);
+    },
+    // A store that cannot answer now: the run stays resident, which is only costlier.
+    () => undefined,
+  );
 }
 
 const isAt = (checkpoint: RunCheckpoint, pause: PauseInfo): boolean =>
@@ -48,7 +54,10 @@ function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunChe
   const session = ports.sessionOf(pause.conv_id);
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
-  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
+  // The rebuild is queued: the resolution itself (frame, decision row) is already done when it runs.
+  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) =>
+    ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution))),
+  );
   if (!held) return;
   session.hibernate(checkpoint, held);
   releaseBuffer(ports, pause.conv_id);

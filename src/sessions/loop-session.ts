@@ -21,7 +21,8 @@ const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) 
 
 interface ActiveRun {
   readonly turn_id: string;
-  readonly cancel$: Subject<void>;
+  /** Absent for a hibernated run: nothing is subscribed to tell, `cancel` ends it itself. */
+  readonly cancel$?: Subject<void>;
   blocks: readonly Block[];
   /** The run's handle, settled by whichever loop ends the run (a hibernated run's is rebuilt). */
   readonly handle?: LoopRunHandle;
@@ -105,13 +106,14 @@ export class LoopSession implements Session {
   park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void {
     const { ports, settings, conv_id } = this;
     const state = this.restored(checkpoint, prepare);
-    const parked: ActiveRun = { turn_id: state.run.turn_id, cancel$: new Subject<void>(), blocks: state.blocks };
+    const cancel$ = new Subject<void>();
+    const parked: ActiveRun = { turn_id: state.run.turn_id, cancel$, blocks: state.blocks };
     const held = new Subscription();
     settings.runs.hold(conv_id, held);
     this.active = parked;
     settings.onActivity?.(this);
     held.add(
-      parked.cancel$.subscribe(() => {
+      cancel$.subscribe(() => {
         // The pause's teardown resolves it as `cancelled`, then the run ends as a cancelled loop does.
         settings.runs.drop(conv_id);
         const result = cancelledAt(ports, state);
@@ -131,28 +133,25 @@ export class LoopSession implements Session {
   }
 
   hibernate(checkpoint: RunCheckpoint, pause: Subscription): void {
-    const { ports, settings, conv_id, active } = this;
+    const { settings, conv_id, active } = this;
     if (!active) return void pause.unsubscribe();
-    // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
+    // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it. The
+    // stored checkpoint's blocks are a parsed copy of the ones the run holds at that pause: one is kept.
     settings.runs.drop(conv_id);
     const { turn_id, blocks, handle, own } = active;
-    const hibernated: ActiveRun = { turn_id, cancel$: new Subject<void>(), blocks, checkpoint, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
-    this.active = hibernated;
-    const held = new Subscription();
-    held.add(pause);
-    settings.runs.hold(conv_id, held);
-    held.add(
-      hibernated.cancel$.subscribe(() => {
-        // As a parked run is cancelled: the pause resolves `cancelled`, then the run ends where it stood.
-        settings.runs.drop(conv_id);
-        this.active = undefined;
-        const result = cancelledAt(ports, this.stateOf(checkpoint, (state) => ({ ...state, blocks }), own));
-        this.finished.push(result.turn);
-        settings.onRunEnded?.(this, result);
-        handle?.settle(result);
-        settings.onActivity?.(this);
-      }),
-    );
+    this.active = { turn_id, blocks, checkpoint: { ...checkpoint, blocks }, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
+    settings.runs.hold(conv_id, pause);
+  }
+
+  /** As a parked run is cancelled: dropping its pause resolves it `cancelled`, then the run ends where it stood. */
+  private endHibernated(checkpoint: RunCheckpoint, { handle, own }: ActiveRun): void {
+    this.settings.runs.drop(this.conv_id);
+    this.active = undefined;
+    const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, own));
+    this.finished.push(result.turn);
+    this.settings.onRunEnded?.(this, result);
+    handle?.settle(result);
+    this.settings.onActivity?.(this);
   }
 
   wake(resume: (state: LoopState) => LoopState): void {
@@ -171,8 +170,10 @@ export class LoopSession implements Session {
   }
 
   cancel(): boolean {
-    if (!this.active) return false;
-    this.active.cancel$.next();
+    const { active } = this;
+    if (!active) return false;
+    if (active.checkpoint) this.endHibernated(active.checkpoint, active);
+    else active.cancel$?.next();
     return true;
   }
 
@@ -185,7 +186,7 @@ export class LoopSession implements Session {
 
   dispose(): void {
     this.closed = true;
-    this.active?.cancel$.next();
+    this.cancel();
     if (this.active) this.settings.runs.drop(this.conv_id);
     this.active = undefined;
     this.chosen.engine?.forget?.(this.conv_id);

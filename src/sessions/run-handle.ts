@@ -56,7 +56,10 @@ export function finalTextOf(turn: Turn): string {
  * unused `events$` must cost nothing.
  */
 export class LoopRunHandle implements RunHandle {
-  private readonly outcome = new AsyncSubject<RunResult>();
+  // Made when someone asks for the result, or the run ends with it settled: a paused or hibernated run's
+  // starter that never asks (most of a server's) costs no Subject while the run waits.
+  private outcome?: AsyncSubject<RunResult>;
+  private ending?: Ending;
   private over = false;
 
   constructor(
@@ -69,11 +72,11 @@ export class LoopRunHandle implements RunHandle {
   ) {}
 
   get result$(): Observable<RunResult> {
-    return this.outcome.asObservable();
+    return this.subject().asObservable();
   }
 
   result(): Promise<RunResult> {
-    return firstValueFrom(this.outcome);
+    return firstValueFrom(this.subject());
   }
 
   get events$(): Observable<SequencedEvent> {
@@ -110,14 +113,31 @@ export class LoopRunHandle implements RunHandle {
   settle(result: LoopRunResult): RunResult {
     const withText: RunResult = { ...result, text: finalTextOf(result.turn) };
     this.over = true;
-    this.outcome.next(withText);
-    this.outcome.complete();
+    this.ending = { result: withText };
+    if (this.outcome) end(this.outcome, this.ending);
     return withText;
   }
 
   /** Only a programmer bug gets here. */
   fail(error: unknown): void {
     this.over = true;
-    this.outcome.error(error);
+    this.ending = { error };
+    if (this.outcome) end(this.outcome, this.ending);
   }
+
+  private subject(): AsyncSubject<RunResult> {
+    if (this.outcome) return this.outcome;
+    const outcome = (this.outcome = new AsyncSubject<RunResult>());
+    if (this.ending) end(outcome, this.ending);
+    return outcome;
+  }
+}
+
+/** How a run's handle was settled: its result, or (a bug) an error. */
+type Ending = { readonly result: RunResult } | { readonly error: unknown };
+
+function end(outcome: AsyncSubject<RunResult>, ending: Ending): void {
+  if ('error' in ending) return outcome.error(ending.error);
+  outcome.next(ending.result);
+  outcome.complete();
 }

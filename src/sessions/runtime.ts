@@ -16,6 +16,7 @@ import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.js';
+import { createSliceQueue } from './slice-queue.js';
 import { createHibernation, hibernateAfterOf, type HibernationSetting } from './hibernation.js';
 import { forkConversation, type ForkPorts, type ForkRequest, type ForkResult } from './fork.js';
 import { createRunBuilders, createStoredLoop } from './loop-wiring.js';
@@ -171,7 +172,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const gate = createWriteGate();
   const publish = createGatedPublish(gate, writer, hub);
   // Late-bound to the registry built below: no pause is old enough to hibernate before a session exists.
-  const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId), hub, frames });
+  const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId), hub, frames, slices: createSliceQueue(scheduler) });
   const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs: hibernateAfterOf(config, store) });
   const { toolsFor, engineFor } = createRunBuilders(config, scheduler);
   const { registry, executor } = toolsFor(config.tools ?? []);

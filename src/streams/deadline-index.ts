@@ -58,10 +58,13 @@ export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
     const at = next.at;
     armed = { at, timer: scheduler.schedule(() => fireDue(at), Math.max(0, at - scheduler.now())) };
   };
-  // Everything due by the time this timer was armed for: a duty's time, not the clock's reading, decides.
-  const fireDue = (at: number): void => {
+  // Everything due by the time this timer was armed for, and, when it fires late (a busy process),
+  // everything due by now too: one late timer catches up at once instead of one armed time per turn
+  // of the event loop, each behind the work the turn before left.
+  const fireDue = (armedAt: number): void => {
     armed = undefined;
     firing = true;
+    const at = Math.max(armedAt, scheduler.now());
     try {
       for (let due = soonest(); due && due.at <= at; due = soonest()) {
         pop(heap);

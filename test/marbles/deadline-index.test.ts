@@ -69,4 +69,13 @@ describe('createDeadlineIndex', () => {
     expect(index.size).toBe(500);
     m.scheduler.schedule(() => expect(fired).toEqual(Array.from({ length: 500 }, (_, j) => `k${2 * j + 1}@${101 + 2 * j}`)), 1200);
   }));
+
+  it('should fire every duty due by the clock when its timer fires late, not one armed time per timer', marbles((m) => {
+    // A busy process: every timer runs 5 ms after the time it was armed for.
+    const late = { now: () => m.scheduler.now(), schedule: ((work: () => void, delay = 0) => m.scheduler.schedule(work, delay + 5)) as typeof m.scheduler.schedule };
+    const index = createDeadlineIndex(late);
+    const fired: string[] = [];
+    for (const [key, time] of [['a', 10], ['b', 12], ['c', 14], ['d', 30]] as const) index.set(key, time, () => fired.push(`${key}@${late.now()}`));
+    m.scheduler.schedule(() => expect(fired).toEqual(['a@15', 'b@15', 'c@15', 'd@35']), 40);
+  }));
 });
