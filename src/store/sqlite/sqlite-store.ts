@@ -6,6 +6,7 @@ import { type FrameEvent, type FramePage, type Store, type StoredFrame, type Sto
 import { StoreClosedError, StoreError, StoreLockedError, StoreSequenceError, StoreUnreadableError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
 import { resolveRetention } from '../retention.js';
+import { createFirstInTurn } from '../first-in-turn.js';
 import { createWriteQueue } from '../write-queue.js';
 import { checkStoreFile, FileBusyError, isBusy, isCorrupt } from './check-file.js';
 import { loadDriver } from './driver.js';
@@ -77,6 +78,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
   // Each conversation's last seq, advanced when frames are queued, so the next append is checked
   // against what is queued, not only what is committed.
   const lastSeqs = new Map<string, number>();
+  const firstInTurn = createFirstInTurn();
   const queue = createWriteQueue<WriteOp>({
     commit: (ops) => {
       try {
@@ -150,10 +152,10 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
       lastSeqs.set(conv_id, 0);
     },
     // Now rather than at the end of the tick: whoever flushes is waiting for it.
-    // Committed now (a synchronous transaction): a tool that waits on it starts in the same tick,
-    // not one event-loop turn later, and what it waits for is on disk when the transaction returns.
-    committed$: () => {
-      queue.commitNow();
+    // The first run waiting in a turn commits now (a synchronous transaction: its tool starts in the same
+    // tick); other runs join the turn's batch (first-in-turn.ts: many runs, a transaction each otherwise).
+    committed$: (convId) => {
+      if (firstInTurn(convId)) queue.commitNow();
       return queue.committed();
     },
     flush: () => {
