@@ -1,3 +1,4 @@
+import { LISTING_TIMEOUT_MS } from './collect.js';
 import { mayHaveApplied, sendRetrying, sleep, type Outcome } from './http.js';
 import type { Rng } from './rng.js';
 import type { Service } from './service.js';
@@ -95,10 +96,11 @@ export function startOperators(config: OperatorsConfig) {
 
   const feed = async (): Promise<void> => {
     while (!stopped) {
-      const attempts = await sendRetrying(service, 'GET', '/debug/pauses', undefined, { budgetMs: 5000, onRetry: config.onRetry, ...signalOf(config) });
+      const attempts = await sendRetrying(service, 'GET', '/debug/pauses', undefined, { budgetMs: 5000, timeoutMs: LISTING_TIMEOUT_MS, onRetry: config.onRetry, ...signalOf(config) });
       const last = attempts.at(-1);
       if (last?.status === 200) for (const pause of (last.body as { pauses: ListedPause[] }).pauses) offer(pause);
-      await sleep(FEED_INTERVAL_MS);
+      // A listing of 100 000 pauses takes seconds of an instance's time: the feed takes at most a third of it.
+      await sleep(Math.max(FEED_INTERVAL_MS, 2 * (last?.ms ?? 0)));
     }
   };
 
