@@ -23,8 +23,10 @@ export interface LoadedLib {
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// Inside node_modules, so the compiled files resolve rxjs and zod from the project's own node_modules.
-const outDir = 'node_modules/.cache/stepwise-bench';
+// In the checkout, so the compiled files resolve rxjs and zod from the project's node_modules, and not
+// inside it: a node_modules shared between checkouts (a symlink, or hard links) would let one checkout's
+// bench delete and rebuild the build another checkout's bench is running.
+const outDir = '.bench-build';
 
 /**
  * Loads the library as it ships: compiled by `tsc` (tsconfig.build.json) into a private directory,
@@ -35,8 +37,7 @@ const outDir = 'node_modules/.cache/stepwise-bench';
  */
 export async function loadStepwiseLib(): Promise<LoadedLib> {
   try {
-    // A node_modules copied with hard links (`cp -al`, one per worktree) shares this build's files
-    // with every copy, and tsc rewrites a file in place: a fresh directory is this checkout's own.
+    // A fresh directory: tsc rewrites a file in place, and a stale file of a deleted source must not load.
     rmSync(join(root, outDir), { recursive: true, force: true });
     await promisify(execFile)(
       process.execPath,
