@@ -156,7 +156,7 @@ async function startRuns(service: Service, runs: readonly PlannedRun[], onRetry:
   return { started: started.sort((a, b) => (a.conv_id < b.conv_id ? -1 : 1)), refused };
 }
 
-/** Polls GET /debug/pauses until every run has a pause listed (or 60 s passed); how many had one. */
+/** Polls GET /debug/pauses until every run has a pause listed (or 60 s and 1 ms a run passed); how many had one. */
 async function waitAllPaused(o: ResolvedSoakOptions, service: Service, runs: readonly PlannedRun[], onRetry: (cause: string) => void): Promise<number> {
   const end = Math.min(Date.now() + 60_000 + runs.length, Date.now() + o.timeoutMs);
   for (;;) {
