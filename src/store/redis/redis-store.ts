@@ -2,6 +2,7 @@ import { AsyncSubject, Observable, throwError } from 'rxjs';
 import type { FrameEvent, FramePage, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
 import { LeaseLostError, StoreClosedError, StoreSequenceError } from '../../core/store-errors.js';
 import { continueSequences } from '../frame-sequence.js';
+import { createGiveUp } from '../give-up.js';
 import { resolveRetention } from '../retention.js';
 import type { WriteOp } from '../write-ops.js';
 import { createWriteQueue } from '../write-queue.js';
@@ -113,12 +114,8 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
     lastSeqs.delete(convId);
     fence?.onRefused(convId);
   };
-  // Settles when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
-  let giveUp = (): void => undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    giveUp = () => reject(connection.unavailable('the store was closed before Redis came back'));
-  });
-  gaveUp.catch(() => undefined);
+  // Given up when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
+  const attempts = createGiveUp();
 
   const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
@@ -128,7 +125,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
       const multi = client.multi();
       const { appends, fenced } = queueBatch(multi, keys, retention, ops, retry, tokenOf);
       try {
-        const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
+        const replies = (await attempts.race(multi.exec())) ?? [];
         // Told before any waiter settles: the run stops before its operator hears of the refusal.
         for (const write of fenced) if (replies[write.reply]?.[1] === 1) refuse(write.conv_id);
         for (const append of appends) {
@@ -272,7 +269,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
       await Promise.race([queue.flush().catch(() => undefined), timeout]);
       clearTimeout(timer);
       givingUp = true;
-      giveUp();
+      attempts.giveUp(connection.unavailable('the store was closed before Redis came back'));
       tail.closeAll();
       client.disconnect();
     },
