@@ -57,11 +57,13 @@ export function retryCause(outcome: Outcome): string | undefined {
 
 /**
  * Whether an earlier attempt may have taken effect though its answer was lost: the request reached an
- * instance (reset or timeout, not refused) or the owner (`owner_unavailable`).
+ * instance (reset or timeout, not refused), the owner (`owner_unavailable`), or the owner recorded it
+ * but the store did not confirm the write within 4 s (`store_unavailable`: "a decision already
+ * recorded answers 409 pause_resolved", docs/protocol.md, Errors; seen under load at 30 000 runs).
  */
 export function mayHaveApplied(outcome: Outcome): boolean {
   if (outcome.failure !== undefined) return outcome.failure !== 'ECONNREFUSED';
-  return outcome.status === 503 && outcome.body?.error?.code === 'owner_unavailable';
+  return outcome.status === 503 && (outcome.body?.error?.code === 'owner_unavailable' || outcome.body?.error?.code === 'store_unavailable');
 }
 
 export interface RetryConfig {
