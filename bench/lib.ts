@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,9 +23,10 @@ export interface LoadedLib {
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// Inside node_modules, so the compiled files resolve rxjs and zod from the project's own node_modules;
-// named after this checkout, since worktrees may share one node_modules (a symlink) and each compiles its own.
-const outDir = `node_modules/.cache/stepwise-bench-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`;
+// In the checkout, so the compiled files resolve rxjs and zod from the project's node_modules, and not
+// inside it: a node_modules shared between checkouts (a symlink, or hard links) would let one checkout's
+// bench delete and rebuild the build another checkout's bench is running.
+const outDir = '.bench-build';
 
 /**
  * Loads the library as it ships: compiled by `tsc` (tsconfig.build.json) into a private directory,
@@ -37,8 +37,7 @@ const outDir = `node_modules/.cache/stepwise-bench-${createHash('sha256').update
  */
 export async function loadStepwiseLib(): Promise<LoadedLib> {
   try {
-    // A node_modules copied with hard links (`cp -al`, one per worktree) shares this build's files
-    // with every copy, and tsc rewrites a file in place: a fresh directory is this checkout's own.
+    // A fresh directory: tsc rewrites a file in place, and a stale file of a deleted source must not load.
     rmSync(join(root, outDir), { recursive: true, force: true });
     await promisify(execFile)(
       process.execPath,

@@ -59,6 +59,8 @@ const TARGETS: Readonly<Record<string, Target>> = {
   resume_hibernated: { describe: '≤ 2 ms', met: (e) => e.value <= 2 },
   restart_recover_100k: { describe: '≤ 3000 ms', met: (e) => e.value <= 3000 },
   paused_resolve_after_deadline_hibernated: { describe: '< 1000 ms', met: (e) => e.value < 1000 },
+  server_rss_per_paused_run: { describe: '≤ 4 KB', met: (e) => e.value <= 4 },
+  durable_throughput: { describe: 'ratio ≥ 0.9', met: (e) => (e.ratio ?? 0) >= 0.9 },
 };
 
 /** The wire cases live in bench/wire.ts, written separately; a missing file is skipped, not an error. */
@@ -112,7 +114,7 @@ async function main(): Promise<void> {
     await settle();
     return result;
   };
-  // `npm run bench -- loop resume` runs only the cases named (loop, resume, paused, store, restart, import; no results.json).
+  // `npm run bench -- loop resume` runs only the cases named (loop, resume, paused, store, restart, import, hibernate, durable, server-rss; no results.json).
   const only = process.argv.slice(2);
   const wanted = (name: string): boolean => only.length === 0 || only.includes(name);
   const loaded = await timed('compile', loadStepwiseLib);
@@ -137,6 +139,10 @@ async function main(): Promise<void> {
     await withNotes('import', () => measureImportTime({ entryUrl: new URL('index.js', loaded.srcUrl).href, cwd: root }));
     // Paused runs hibernated to the store, at 100 000 (bench/hibernate.ts).
     await withNotes('hibernate', async () => (await import('./hibernate.js')).runHibernateBenchmarks(loaded, join(dataRoot, 'hibernate')));
+    // A real `serve --store sqlite` process with 100 000 paused runs, its RSS read from outside (bench/server-rss.ts).
+    // 1 000 concurrent runs, SQLite against the memory store (bench/durable-throughput.ts).
+    await withNotes('durable', async () => (await import('./durable-throughput.js')).runDurableThroughputBenchmark(loaded, join(dataRoot, 'durable')));
+    await withNotes('server-rss', async () => (await import('./server-rss.js')).runServerRssBenchmark(loaded, join(dataRoot, 'server-rss')));
   } finally {
     rmSync(dataRoot, { recursive: true, force: true });
   }

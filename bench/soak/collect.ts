@@ -30,6 +30,8 @@ export interface Collected {
 
 const READ_BUDGET_MS = 20_000;
 const CONCURRENCY = 16;
+/** A listing of the whole service (every pause, every conversation) grows with the runs: 100 000 take seconds. */
+export const LISTING_TIMEOUT_MS = 120_000;
 
 export interface CollectConfig {
   readonly service: Service;
@@ -73,7 +75,7 @@ async function hydrate(config: CollectConfig, convId: string, errors: string[]):
 /** The service's pending pauses, as any instance lists them. */
 export async function pendingPauses(config: CollectConfig): Promise<ListedPause[] | undefined> {
   const errors: string[] = [];
-  const listed = await read(config, '/debug/pauses', errors);
+  const listed = await read(config, '/debug/pauses', errors, {}, LISTING_TIMEOUT_MS);
   return listed?.pauses as ListedPause[] | undefined;
 }
 
@@ -84,7 +86,7 @@ export async function pendingPauses(config: CollectConfig): Promise<ListedPause[
 export async function pendingEverywhere(config: CollectConfig): Promise<Map<string, number[]>> {
   const listed = new Map<string, number[]>();
   for (const instance of config.service.instances.filter((i) => config.service.isAlive(i.index))) {
-    const outcome = await send(instance, 'GET', '/debug/pauses');
+    const outcome = await send(instance, 'GET', '/debug/pauses', undefined, LISTING_TIMEOUT_MS);
     for (const pause of outcome.status === 200 ? (outcome.body.pauses as ListedPause[]) : []) {
       listed.set(pause.pause_id, [...(listed.get(pause.pause_id) ?? []), instance.index]);
     }
@@ -94,13 +96,14 @@ export async function pendingEverywhere(config: CollectConfig): Promise<Map<stri
 
 /** The conversations the service says still have a run going; undefined when it could not say. */
 export async function runningConversations(config: CollectConfig): Promise<Set<string> | undefined> {
-  const listed = await read(config, '/conversations', []);
+  const listed = await read(config, '/conversations', [], {}, LISTING_TIMEOUT_MS);
   if (!listed) return undefined;
   return new Set((listed.conversations as { conv_id: string; running: boolean }[]).filter((c) => c.running).map((c) => c.conv_id));
 }
 
-async function read(config: CollectConfig, path: string, errors: string[], answered: { instance?: number } = {}): Promise<any> {
-  const attempts = await sendRetrying(config.service, 'GET', path, undefined, { budgetMs: READ_BUDGET_MS, onRetry: config.onRetry });
+async function read(config: CollectConfig, path: string, errors: string[], answered: { instance?: number } = {}, timeoutMs?: number): Promise<any> {
+  const budgetMs = Math.max(READ_BUDGET_MS, timeoutMs ?? 0);
+  const attempts = await sendRetrying(config.service, 'GET', path, undefined, { budgetMs, onRetry: config.onRetry, ...(timeoutMs ? { timeoutMs } : {}) });
   const last = attempts.at(-1) as Outcome;
   answered.instance = last.instance;
   if (last.status === 200) return last.body;

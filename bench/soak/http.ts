@@ -18,7 +18,7 @@ export interface Outcome {
 /** How long one request may take before the harness counts it as unanswered. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export async function send(instance: Instance, method: string, path: string, body?: unknown): Promise<Outcome> {
+export async function send(instance: Instance, method: string, path: string, body?: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Outcome> {
   const at = Date.now();
   const start = performance.now();
   const elapsed = (): number => performance.now() - start;
@@ -27,7 +27,7 @@ export async function send(instance: Instance, method: string, path: string, bod
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await reply.text();
     const retryAfter = Number(reply.headers.get('retry-after'));
@@ -57,11 +57,13 @@ export function retryCause(outcome: Outcome): string | undefined {
 
 /**
  * Whether an earlier attempt may have taken effect though its answer was lost: the request reached an
- * instance (reset or timeout, not refused) or the owner (`owner_unavailable`).
+ * instance (reset or timeout, not refused), the owner (`owner_unavailable`), or the owner recorded it
+ * but the store did not confirm the write within 4 s (`store_unavailable`: "a decision already
+ * recorded answers 409 pause_resolved", docs/protocol.md, Errors; seen under load at 30 000 runs).
  */
 export function mayHaveApplied(outcome: Outcome): boolean {
   if (outcome.failure !== undefined) return outcome.failure !== 'ECONNREFUSED';
-  return outcome.status === 503 && outcome.body?.error?.code === 'owner_unavailable';
+  return outcome.status === 503 && (outcome.body?.error?.code === 'owner_unavailable' || outcome.body?.error?.code === 'store_unavailable');
 }
 
 export interface RetryConfig {
@@ -72,6 +74,8 @@ export interface RetryConfig {
   readonly signal?: AbortSignal;
   /** The first instance to ask; later attempts go to any live one. Default any live one. */
   readonly first?: Instance;
+  /** Per attempt; default 10 s. A listing of every pause or conversation of 100 000 runs takes longer. */
+  readonly timeoutMs?: number;
 }
 
 /** Sends until a final answer (or the budget runs out: then the last outcome), with every attempt kept. */
@@ -80,7 +84,7 @@ export async function sendRetrying(service: Service, method: string, path: strin
   const attempts: Outcome[] = [];
   for (let attempt = 0; ; attempt += 1) {
     const instance = attempt === 0 && config.first ? config.first : service.pick(attempts.at(-1)?.instance);
-    const outcome = await send(instance, method, path, body);
+    const outcome = await send(instance, method, path, body, config.timeoutMs);
     attempts.push(outcome);
     const cause = retryCause(outcome);
     if (cause === undefined || Date.now() > end || config.signal?.aborted) return attempts;

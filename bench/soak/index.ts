@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, percentile } from '../bench-entry.js';
 import { checkDecisions } from './check-decisions.js';
 import { checkExecutions } from './check-executions.js';
 import { checkObservers, checkRuns, type PlannedRun } from './check-runs.js';
@@ -10,11 +9,12 @@ import { driveFaults, summariseFailover, type FaultResults } from './faults.js';
 import { readExecutions, writeFixtures } from './fixtures.js';
 import { sendRetrying, sleep } from './http.js';
 import { follow, type Observer } from './observers.js';
+import { createMemoryWatch } from './memory.js';
 import { startOperators, type Decision, type Operators } from './operators.js';
-import { VIOLATION_KINDS } from './report.js';
 import { createRng } from './rng.js';
 import { startService, type Service } from './service.js';
-import { resolveSoakOptions, type LatencySummary, type ResolvedSoakOptions, type SoakOptions, type SoakReport, type Violation } from './types.js';
+import { countedViolations, countPauses, latencies, observedTotals } from './summary.js';
+import { resolveSoakOptions, type ResolvedSoakOptions, type SoakOptions, type SoakReport, type Violation } from './types.js';
 
 export type { SoakOptions, SoakReport, Violation } from './types.js';
 export { formatReport } from './report.js';
@@ -39,11 +39,16 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   try {
     service = await startService({ dir, fixtures, instances: o.instances, leaseMs: o.leaseMs, rng });
     o.log(`soak: ${o.runs} runs on ${o.instances} instances (redis ${service.redis.url}), seed ${o.seed}, dir ${dir}`);
+    const memory = createMemoryWatch(service);
+    memory.sample('started');
     const { started, refused } = await startRuns(service, planRuns(o), onRetry);
     o.log(`soak: ${started.length} runs started in ${Date.now() - startedAt} ms`);
     observers.push(...pickObserved(started, o.observers).map((run) => follow(service as Service, run.conv_id)));
     const paused = await waitAllPaused(o, service, started, onRetry);
-    o.log(`soak: ${paused} of ${started.length} runs paused after ${Date.now() - startedAt} ms; operators start`);
+    // Past the instances' hibernation delay (2 s by default): what a paused run costs them once it left memory.
+    await sleep(HIBERNATED_AFTER_MS);
+    memory.sample('paused');
+    o.log(`soak: ${paused} of ${started.length} runs paused after ${Date.now() - startedAt} ms (instances' RSS ${memoryMb(memory)}); operators start`);
     ops = startOperators({ service, operators: o.operators, raceRate: o.raceRate, rng, onRetry, ...signalOf(o) });
     const faults = driveFaults({
       service, kill: o.kill, redisRestart: o.redisRestart, redisDownMs: o.redisDownMs, leaseMs: o.leaseMs,
@@ -54,6 +59,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     await ops.stop();
     faults.done();
     const faultResults = await faults.finished;
+    memory.sample('end');
     o.log(`soak: operators stopped after ${ops.acknowledgedCount()} decisions; reading every log`);
     const inspected = await inspect(o, service, { started, decisions: ops.decisions, observers, toolLog: fixtures.toolLog, onRetry });
     const report: SoakReport = {
@@ -71,6 +77,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       ...(faultResults.failover ? { failover: summariseFailover(service, faultResults.failover) } : {}),
       ...(faultResults.redisDownMs !== undefined ? { redis_down_ms: faultResults.redisDownMs } : {}),
       server_stderr_lines: service.stderrLines(),
+      memory: memory.summary(service.instances.map((instance) => started.filter((run) => run.instance === instance.index).length)),
       ...countedViolations([...refused, ...inspected.violations]),
       ...(o.keepDir ? { dir } : {}),
       ...(stoppedEarly ? { stopped_early: stoppedEarly } : {}),
@@ -116,19 +123,6 @@ async function inspect(
   return { collected, violations, racesLost: findings.racesLost, ambiguous: findings.ambiguous };
 }
 
-function countedViolations(violations: readonly Violation[]): Pick<SoakReport, 'counts' | 'violations'> {
-  const counts = Object.fromEntries(VIOLATION_KINDS.map((kind) => [kind, violations.filter((v) => v.kind === kind).length]));
-  return { counts: counts as SoakReport['counts'], violations };
-}
-
-function observedTotals(observers: readonly Observer[]): SoakReport['observed'] {
-  return {
-    observers: observers.length,
-    frames: observers.reduce((sum, observer) => sum + observer.frames.length, 0),
-    connections: observers.reduce((sum, observer) => sum + observer.connections.length, 0),
-  };
-}
-
 /** Round-robin over the instances; every other run asks for tools once (`max_iterations: 1`), the others twice. */
 function planRuns(o: ResolvedSoakOptions): PlannedRun[] {
   const width = String(o.runs).length;
@@ -162,17 +156,28 @@ async function startRuns(service: Service, runs: readonly PlannedRun[], onRetry:
   return { started: started.sort((a, b) => (a.conv_id < b.conv_id ? -1 : 1)), refused };
 }
 
-/** Polls GET /debug/pauses until every run has a pause listed (or 60 s passed); how many had one. */
+/** Polls GET /debug/pauses until every run has a pause listed (or 60 s and 1 ms a run passed); how many had one. */
 async function waitAllPaused(o: ResolvedSoakOptions, service: Service, runs: readonly PlannedRun[], onRetry: (cause: string) => void): Promise<number> {
-  const end = Math.min(Date.now() + 60_000, Date.now() + o.timeoutMs);
+  const end = Math.min(Date.now() + 60_000 + runs.length, Date.now() + o.timeoutMs);
   for (;;) {
+    const asked = Date.now();
     const listed = await pendingPauses({ service, onRetry });
     const convs = new Set((listed ?? []).map((pause) => pause.conv_id));
     const paused = runs.filter((run) => convs.has(run.conv_id)).length;
     if (paused === runs.length || Date.now() > end || o.signal?.aborted) return paused;
-    await sleep(250);
+    await sleep(listingPause(asked, 250));
   }
 }
+
+/**
+ * The wait before the next listing of the whole service (every pause, every conversation): at least
+ * `least` ms, and twice as long as the last one took, so that listing 100 000 runs takes at most a
+ * third of an instance's time.
+ */
+const listingPause = (askedAt: number, least: number): number => Math.max(least, 2 * (Date.now() - askedAt));
+
+const HIBERNATED_AFTER_MS = 5000;
+const memoryMb = (memory: ReturnType<typeof createMemoryWatch>): string => `${memory.summary([]).instances_rss_mb.paused.join(', ')} MB`;
 
 /** Spread evenly over the runs, so both kinds of run and every instance are watched. */
 function pickObserved(runs: readonly PlannedRun[], count: number): PlannedRun[] {
@@ -200,10 +205,11 @@ async function waitForTheEnd(
   // Instances may disagree on `running` (a stale local session): only a new low counts as progress.
   let lowest = runs.length;
   let open = runs.length;
-  for (;;) {
-    await sleep(500);
+  for (let asked = Date.now(); ; ) {
+    await sleep(listingPause(asked, 500));
     if (o.signal?.aborted) return 'aborted';
     if (Date.now() > startedAt + o.timeoutMs) return `the time bound (${o.timeoutMs} ms)`;
+    asked = Date.now();
     const running = await runningConversations({ service, onRetry });
     const stillOpen = running ? runs.filter((run) => running.has(run.conv_id)).length : open;
     if (stillOpen < lowest) {
@@ -245,21 +251,4 @@ function decisionWindows(decisions: readonly Decision[]): Map<string, { from: nu
   return windows;
 }
 
-function countPauses(ops: Operators, collected: ReadonlyMap<string, Collected>): number {
-  const ids = new Set(ops.pauses.keys());
-  for (const { frames } of collected.values()) for (const frame of frames ?? []) if (frame.type === 'debugger.pause') ids.add(frame.id);
-  return ids.size;
-}
-
-/** First-attempt 200s, split by whether they were sent to the run's owner or forwarded by another instance. */
-function latencies(decisions: readonly Decision[]): SoakReport['latency'] {
-  const firstTry = decisions.filter((d) => d.result === 'acknowledged' && d.attempts.length === 1 && d.ownerAtSend !== undefined);
-  const summary = (samples: number[]): LatencySummary => ({ samples: samples.length, median_ms: round(median(samples)), p99_ms: round(percentile(samples, 99)) });
-  return {
-    forwarded: summary(firstTry.filter((d) => d.attempts[0]?.instance !== d.ownerAtSend).map((d) => d.attempts[0]?.ms ?? 0)),
-    at_owner: summary(firstTry.filter((d) => d.attempts[0]?.instance === d.ownerAtSend).map((d) => d.attempts[0]?.ms ?? 0)),
-  };
-}
-
-const round = (value: number): number => Math.round(value * 10) / 10;
 const signalOf = (o: { signal?: AbortSignal }): { signal?: AbortSignal } => (o.signal ? { signal: o.signal } : {});

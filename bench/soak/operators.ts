@@ -1,3 +1,4 @@
+import { LISTING_TIMEOUT_MS } from './collect.js';
 import { mayHaveApplied, sendRetrying, sleep, type Outcome } from './http.js';
 import type { Rng } from './rng.js';
 import type { Service } from './service.js';
@@ -100,10 +101,11 @@ export function startOperators(config: OperatorsConfig) {
 
   const feed = async (): Promise<void> => {
     while (!stopped) {
-      const attempts = await sendRetrying(service, 'GET', `/pauses?limit=${FEED_LIMIT}`, undefined, { budgetMs: 5000, onRetry: config.onRetry, ...signalOf(config) });
+      const attempts = await sendRetrying(service, 'GET', `/pauses?limit=${FEED_LIMIT}`, undefined, { budgetMs: 5000, timeoutMs: LISTING_TIMEOUT_MS, onRetry: config.onRetry, ...signalOf(config) });
       const last = attempts.at(-1);
       if (last?.status === 200) for (const pause of (last.body as { pauses: ListedPause[] }).pauses) offer(pause);
-      await sleep(FEED_INTERVAL_MS);
+      // A listing may take an instance's time (100 000 pauses without a limit took seconds): the feed takes at most a third of it.
+      await sleep(Math.max(FEED_INTERVAL_MS, 2 * (last?.ms ?? 0)));
     }
   };
 

@@ -35,6 +35,9 @@ export function formatReport(report: SoakReport, perKind = 50): string {
   }
   if (report.redis_down_ms !== undefined) rows.push(['redis down', `${report.redis_down_ms} ms`]);
   rows.push(['server stderr lines', String(report.server_stderr_lines)]);
+  const { instances_rss_mb: rss, per_paused_run_kb: perRun, harness_rss_mb: harness } = report.memory;
+  rows.push(['instances RSS, MB (ready / all paused / end)', `${rss.started.join(', ')} / ${rss.paused.join(', ')} / ${rss.end.join(', ')}`]);
+  rows.push(['instance RSS growth per paused run', `${perRun} KB (harness RSS ${harness} MB)`]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const title = `stepwise soak: seed ${report.seed}, ${(report.duration_ms / 1000).toFixed(1)} s${report.stopped_early ? `, STOPPED EARLY: ${report.stopped_early}` : ''}`;
   const table = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');

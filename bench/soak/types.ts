@@ -1,3 +1,5 @@
+import type { SoakMemory } from './memory.js';
+
 /**
  * The soak harness's options and report (issue 21). The harness is a black box: everything it learns
  * comes from the wire protocol (docs/protocol.md), the processes' stdout and the tools' own log file.
@@ -103,6 +105,8 @@ export interface SoakReport {
   readonly redis_down_ms?: number;
   /** Lines the servers wrote to stderr (e.g. `stepwise: unexpected error`); not a violation by itself. */
   readonly server_stderr_lines: number;
+  /** The instances' and the harness's resident memory (bench/soak/memory.ts). */
+  readonly memory: SoakMemory;
   readonly counts: Readonly<Record<ViolationKind, number>>;
   readonly violations: readonly Violation[];
   /** The kept temp dir (`keepDir`), with each instance's stdout/stderr and the tools' log. */

@@ -51,7 +51,7 @@ interface ConversationMessages {
   pastUpTo?: number;
 }
 
-type FrameReads = Pick<Store<FrameEvent, WireFrame>, 'frames'>;
+type FrameReads = Pick<Store<FrameEvent, WireFrame>, 'frames' | 'durable'>;
 
 /**
  * A JSON reply `{...head, frames: [...], last_seq}` written around the frames' texts: the very bytes
@@ -73,12 +73,14 @@ export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: F
   const context: FrameContext = {
     messageOf: (convId, inferenceId, seq) => lastAtOrBefore(conversations.get(convId)?.runs.get(inferenceId)?.messages ?? [], seq),
   };
-  const subscription = followLive(frames$, conversations);
+  // A durable store's frames all carry the text they were committed with (frame-codec.ts), so nothing
+  // needs learning live: remembering 10 000 conversations' messages would only cost the server memory.
+  const subscription = store.durable ? undefined : followLive(frames$, conversations);
   return {
     encode: (item) => (item.event ? encodeFrame(item, context) : { frame: JSON.parse(item.text) as SemFrame, text: item.text }),
     textOf: (item) => textOfFrame(item, context),
     prepare: (convId, items) => prepareConversation(store, conversations, convId, items),
-    dispose: () => subscription.unsubscribe(),
+    dispose: () => subscription?.unsubscribe(),
   };
 }
 

@@ -6,6 +6,7 @@ import type { RedisAppends } from './appends.js';
 import type { Connection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { appendRefusal, appendReply, queueBatch, type QueuedBatch, type TokenOf } from './writes.js';
+import { createGiveUp } from '../give-up.js';
 
 export interface BatchCommitConfig {
   readonly connection: Connection;
@@ -33,12 +34,8 @@ export interface BatchCommit {
 export function createBatchCommit(config: BatchCommitConfig): BatchCommit {
   const { connection, appends } = config;
   let givingUp = false;
-  let giveUp = (): void => undefined;
-  // Settles when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
-  const gaveUp = new Promise<never>((_, reject) => {
-    giveUp = () => reject(connection.unavailable('the store was closed before Redis came back'));
-  });
-  gaveUp.catch(() => undefined);
+  // Given up when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
+  const attempts = createGiveUp();
   const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
   const commit = async (ops: readonly WriteOp[]): Promise<void> => {
@@ -46,7 +43,7 @@ export function createBatchCommit(config: BatchCommitConfig): BatchCommit {
       const multi = connection.client.multi();
       const batch = queueBatch(multi, config.keys, config.retention, ops, retry, config.tokenOf);
       try {
-        const replies = (await Promise.race([multi.exec(), gaveUp])) ?? [];
+        const replies = (await attempts.race(multi.exec())) ?? [];
         settleReplies(batch, replies, appends, config.refused);
         const failed = replies.find(([error], index) => error && !batch.appends.some((append) => append.reply === index));
         if (failed?.[0]) throw failed[0];
@@ -68,7 +65,7 @@ export function createBatchCommit(config: BatchCommitConfig): BatchCommit {
     commit,
     giveUp: () => {
       givingUp = true;
-      giveUp();
+      attempts.giveUp(connection.unavailable('the store was closed before Redis came back'));
     },
   };
 }

@@ -4,6 +4,7 @@ import type { FrameEvent, Store } from '../../core/store.js';
 import { StoreClosedError } from '../../core/store-errors.js';
 import type { Retention } from '../retention.js';
 import { queuedWrites, type StoreWrites, type WriteOp } from '../write-ops.js';
+import { createFirstInTurn } from '../first-in-turn.js';
 import { createWriteQueue } from '../write-queue.js';
 import { createQueuedSeqs, type QueuedSeqs } from './queued-seqs.js';
 import { createBatchWriter } from './writes.js';
@@ -29,6 +30,7 @@ export interface SqliteWritePath<E extends FrameEvent> extends StoreWrites<E>, P
 export function createSqliteWritePath<E extends FrameEvent>(db: Database, retention: Retention, storedLastSeq: (convId: string) => number): SqliteWritePath<E> {
   const write = createBatchWriter(db, retention);
   const seqs = createQueuedSeqs(storedLastSeq);
+  const firstInTurn = createFirstInTurn();
   const queue = createWriteQueue<WriteOp>({
     commit: (ops) => {
       try {
@@ -60,11 +62,11 @@ export function createSqliteWritePath<E extends FrameEvent>(db: Database, retent
       // A conversation created again under the same id starts a new log.
       seqs.set(conv_id, 0);
     },
-    // Committed now (a synchronous transaction) rather than at the end of the tick: whoever waits on
-    // it is waiting for it, a tool that waits on it starts in the same tick, not one event-loop turn
-    // later, and what it waits for is on disk when the transaction returns.
-    committed$: () => {
-      queue.commitNow();
+    // The first run waiting in a turn commits now (a synchronous transaction: its tool starts in the same
+    // tick, what it waits for on disk when the transaction returns); other runs join the turn's batch
+    // (../first-in-turn.ts: many runs, a transaction each otherwise).
+    committed$: (convId) => {
+      if (firstInTurn(convId)) queue.commitNow();
       return queue.committed();
     },
     flush: () => {
