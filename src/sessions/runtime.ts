@@ -1,15 +1,14 @@
 import type { Tracer } from '@opentelemetry/api';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { createRandomIds, type IdSource } from '../core/ids.js';
-import { SOLE_OWNERSHIP, type RunOwnership } from '../core/ownership.js';
+import type { RunOwnership } from '../core/ownership.js';
 import type { Engine, EngineMiddleware } from '../core/engine.js';
 import type { LoopPorts } from '../operators/loop-state.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
 import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
-import type { StepwiseEvent } from '../streams/events.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import type { LogFrame } from '../streams/frame-codec.js';
-import { createStepController, type StepController, type TimeoutAction } from '../streams/step-controller.js';
+import type { StepController, TimeoutAction } from '../streams/step-controller.js';
 import { withStoredSteps } from '../streams/stored-step-controller.js';
 import type { JsonValue, Store } from '../core/store.js';
 import { createMemoryStore } from '../store/memory.js';
@@ -17,22 +16,22 @@ import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.js';
 import { createSliceQueue } from './slice-queue.js';
-import { createHibernation, hibernateAfterOf, type HibernationSetting } from './hibernation.js';
+import { createHibernation, hibernateAfterOf } from './hibernation.js';
 import { forkConversation, type ForkPorts, type ForkRequest, type ForkResult } from './fork.js';
 import { createRunBuilders, createStoredLoop } from './loop-wiring.js';
 import { restoreSnapshot, takeOverConversation, type RecoverOptions, type RecoveryReport, type RestorePorts } from './recovery.js';
 import { createSessionRegistry, type SessionRegistry } from './registry.js';
 import { createLocalDirectory } from './directory.js';
-import { createInferenceLog, type InferenceLog, type InferenceLogConfig } from './inference-log.js';
-import { isServiceStore, type ServiceInstance } from './service.js';
+import type { InferenceLog, InferenceLogConfig } from './inference-log.js';
 import { createLocalCommands, type CommandHandler, type CommandPort } from '../core/commands.js';
 import type { ConversationDirectory } from '../core/directory.js';
 import type { RetentionConfig } from './retention.js';
 import type { SessionChoices, ToolList } from './session.js';
-import { createStoreWriter, type StoreWriter } from './store-writer.js';
+import { createStoreWriter } from './store-writer.js';
 import { createGrantBook, grantTargetOf, type GrantBook } from './grant-book.js';
 import { createMemoryGrants } from '../store/memory-grants.js';
-import { createWriteGate, type WriteGate } from './write-gate.js';
+import { createWriteGate } from './write-gate.js';
+import { createGatedPublish, createRuntimeController, serviceOf, withInferenceLog } from './runtime-wiring.js';
 
 export type { OpenSessionOptions, SessionRegistry } from './registry.js';
 
@@ -190,9 +189,6 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const sessions = createSessionRegistry({ loop: ports, settings, hub, frames, store, writer, gate, controller, core, restoreEngine, onRunStarting, ...retention });
   const service = serviceOf(config, store);
   const claim = (convId: string): Promise<boolean> => service.ownership.claim(convId);
-  const restorePorts: RestorePorts = { loop: ports, reopen: sessions.reopen, expectPause: controller.expect, hub };
-  const open: ForkPorts['open'] = (identity, choices) => sessions.open({ ...identity, ...choices });
-  const forkPorts: ForkPorts = { loop: ports, controller, store, claim, open, restoreEngine };
   const local: Stepwise = {
     hub,
     frames,
@@ -206,9 +202,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     directory: createLocalDirectory({ sessions, controller, frames }),
     commands: (handler) => createLocalCommands(handler, (pauseId) => controller.convOf(pauseId)),
     claim,
-    recover: async (options) => restoreSnapshot(await store.load(), restorePorts, options),
-    takeOver: (convId, options) => takeOverConversation(store, convId, restorePorts, options),
-    fork: (request) => forkConversation(forkPorts, request),
+    ...recoveryAndForks(store, { loop: ports, sessions, controller, hub, claim, restoreEngine }),
     dispose: () => {
       if (!sessions.end()) return;
       tracing.unsubscribe();
@@ -223,45 +217,23 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   return service.join(local);
 }
 
-/** The runtime's config with the inference log's middlewares around the user's. */
-function withInferenceLog(options: StepwiseConfig): { config: StepwiseConfig; inferences: InferenceLog } {
-  const inferences = createInferenceLog(options.inferenceLog);
-  // The log names each model message before any other middleware, and keeps what the engine itself receives.
-  return { config: { ...options, middlewares: [inferences.name, ...(options.middlewares ?? []), inferences.capture] }, inferences };
-}
-
-/** Who runs a conversation, and the runtime as the service's when its store is one (./service.ts): its ownership is asked only once runs start. */
-function serviceOf(config: StepwiseConfig, store: Store): { ownership: RunOwnership; join(local: Stepwise): Stepwise } {
-  if (!isServiceStore(store)) return { ownership: config.ownership ?? SOLE_OWNERSHIP, join: (local) => local };
-  let joined: ServiceInstance | undefined;
+/** `recover`, `takeOver` and `fork`: runs brought back from the store, or copied from it. */
+function recoveryAndForks(
+  store: Store,
+  ports: Pick<ForkPorts, 'claim' | 'restoreEngine'> & {
+    readonly loop: LoopPorts;
+    readonly sessions: ReturnType<typeof createSessionRegistry>;
+    readonly controller: ReturnType<typeof withStoredSteps>;
+    readonly hub: EventHub;
+  },
+): Pick<Stepwise, 'recover' | 'takeOver' | 'fork'> {
+  const { loop, sessions, controller, hub } = ports;
+  const restorePorts: RestorePorts = { loop, reopen: sessions.reopen, expectPause: controller.expect, hub };
+  const open: ForkPorts['open'] = (identity, choices) => sessions.open({ ...identity, ...choices });
+  const forkPorts: ForkPorts = { loop, controller, store, claim: ports.claim, open, restoreEngine: ports.restoreEngine };
   return {
-    ownership: config.ownership ?? { claim: (convId) => joined?.ownership.claim(convId) ?? Promise.resolve(false) },
-    join: (local) => (joined = store.joinService(local)).stepwise,
+    recover: async (options) => restoreSnapshot(await store.load(), restorePorts, options),
+    takeOver: (convId, options) => takeOverConversation(store, convId, restorePorts, options),
+    fork: (request) => forkConversation(forkPorts, request),
   };
 }
-
-/** Publishes an event once the store was told of it, unless the gate says the conversation is silent. */
-function createGatedPublish(gate: WriteGate, writer: StoreWriter, hub: EventHub): (event: StepwiseEvent) => void {
-  return (event) => {
-    if (!gate.writes(event.conv_id)) return;
-    writer.published(event);
-    hub.publish(event);
-  };
-}
-
-/** The runtime's step controller, every resolution stored unless the gate says the conversation is silent. */
-function createRuntimeController(
-  config: StepwiseConfig,
-  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter } & HibernationSetting,
-): StepController {
-  const { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs } = ports;
-  return createStepController(
-    { scheduler, ids, publish, onResolved: (resolution) => gate.writes(resolution.pause.conv_id) && writer.resolved(resolution), hibernate },
-    {
-      ...(hibernateAfterMs === undefined ? {} : { hibernateAfterMs }),
-      ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),
-      ...(config.timeoutAction === undefined ? {} : { timeoutAction: config.timeoutAction }),
-    },
-  );
-}
-

@@ -1,4 +1,5 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
+import { createDutyHeap } from './duty-heap.js';
 
 /**
  * Every timed duty of one step controller (each pause's deadline, each pause's hibernation) in one
@@ -23,20 +24,8 @@ export interface DeadlineIndex {
   readonly size: number;
 }
 
-interface Duty {
-  readonly at: number;
-  readonly order: number;
-  readonly key: string;
-  readonly fire: () => void;
-}
-
-const before = (a: Duty, b: Duty): boolean => a.at < b.at || (a.at === b.at && a.order < b.order);
-
-// A binary heap with lazy deletion: a deleted duty stays in the heap until it surfaces (or the heap
-// is rebuilt when dead entries outnumber live ones), so deleting is a Map delete, not a search.
 export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
-  const heap: Duty[] = [];
-  const live = new Map<string, Duty>();
+  const duties = createDutyHeap();
   let order = 0;
   let armed: { readonly at: number; readonly timer: Subscription } | undefined;
   let firing = false;
@@ -45,13 +34,9 @@ export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
     armed?.timer.unsubscribe();
     armed = undefined;
   };
-  const soonest = (): Duty | undefined => {
-    while (heap.length > 0 && live.get(heap[0]!.key) !== heap[0]) pop(heap);
-    return heap[0];
-  };
   const arm = (): void => {
     if (firing) return;
-    const next = soonest();
+    const next = duties.soonest();
     if (!next) return disarm();
     if (armed && armed.at <= next.at) return;
     disarm();
@@ -66,68 +51,23 @@ export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
     firing = true;
     const at = Math.max(armedAt, scheduler.now());
     try {
-      for (let due = soonest(); due && due.at <= at; due = soonest()) {
-        pop(heap);
-        live.delete(due.key);
-        due.fire();
-      }
+      for (let due = duties.takeDueBy(at); due; due = duties.takeDueBy(at)) due.fire();
     } finally {
       firing = false;
       arm();
     }
   };
-  const compact = (): void => {
-    if (heap.length < 64 || heap.length < 2 * live.size) return;
-    heap.length = 0;
-    for (const duty of live.values()) push(heap, duty);
-  };
 
   return {
     set: (key, at, fire) => {
-      const duty: Duty = { at, order: order++, key, fire };
-      live.set(key, duty);
-      push(heap, duty);
-      compact();
+      duties.add({ at, order: order++, key, fire });
       arm();
     },
     delete: (key) => {
-      if (!live.delete(key)) return;
-      compact();
-      if (live.size === 0) {
-        heap.length = 0;
-        if (!firing) disarm();
-      }
+      if (duties.remove(key) && duties.size === 0 && !firing) disarm();
     },
     get size() {
-      return live.size;
+      return duties.size;
     },
   };
-}
-
-function push(heap: Duty[], duty: Duty): void {
-  heap.push(duty);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!before(heap[i]!, heap[parent]!)) break;
-    [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-    i = parent;
-  }
-}
-
-function pop(heap: Duty[]): void {
-  const last = heap.pop();
-  if (heap.length === 0 || !last) return;
-  heap[0] = last;
-  let i = 0;
-  for (;;) {
-    const left = 2 * i + 1;
-    const right = left + 1;
-    let least = i;
-    if (left < heap.length && before(heap[left]!, heap[least]!)) least = left;
-    if (right < heap.length && before(heap[right]!, heap[least]!)) least = right;
-    if (least === i) return;
-    [heap[i], heap[least]] = [heap[least]!, heap[i]!];
-    i = least;
-  }
 }

@@ -31,17 +31,7 @@ export function createSqliteWritePath<E extends FrameEvent>(db: Database, retent
   const write = createBatchWriter(db, retention);
   const seqs = createQueuedSeqs(storedLastSeq);
   const firstInTurn = createFirstInTurn();
-  const queue = createWriteQueue<WriteOp>({
-    commit: (ops) => {
-      try {
-        write(ops);
-      } catch (error) {
-        // The batch rolled back: its frames are not there, so the queued seqs are not either.
-        seqs.clear();
-        throw error;
-      }
-    },
-  });
+  const queue = transactionQueue(write, seqs);
   let closed = false;
   const push = (op: WriteOp): void => {
     if (closed) throw new StoreClosedError('sqlite');
@@ -87,4 +77,19 @@ export function createSqliteWritePath<E extends FrameEvent>(db: Database, retent
       queue.commitNow();
     },
   };
+}
+
+/** The write queue whose every batch is one transaction of `write`. */
+function transactionQueue(write: (ops: readonly WriteOp[]) => void, seqs: Pick<QueuedSeqs, 'clear'>) {
+  return createWriteQueue<WriteOp>({
+    commit: (ops) => {
+      try {
+        write(ops);
+      } catch (error) {
+        // The batch rolled back: its frames are not there, so the queued seqs are not either.
+        seqs.clear();
+        throw error;
+      }
+    },
+  });
 }

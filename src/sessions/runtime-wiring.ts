@@ -1,0 +1,58 @@
+import type { RunOwnership } from '../core/ownership.js';
+import { SOLE_OWNERSHIP } from '../core/ownership.js';
+import type { Store } from '../core/store.js';
+import type { LoopPorts } from '../operators/loop-state.js';
+import type { EventHub } from '../streams/event-hub.js';
+import type { StepwiseEvent } from '../streams/events.js';
+import { createStepController, type StepController } from '../streams/step-controller.js';
+import type { HibernationSetting } from './hibernation.js';
+import { createInferenceLog, type InferenceLog } from './inference-log.js';
+import type { Stepwise, StepwiseConfig } from './runtime.js';
+import { isServiceStore, type ServiceInstance } from './service.js';
+import type { StoreWriter } from './store-writer.js';
+import type { WriteGate } from './write-gate.js';
+
+/** Pieces `createStepwise` (./runtime.ts) wires, each small enough to read alone. */
+
+/** The runtime's config with the inference log's middlewares around the user's. */
+export function withInferenceLog(options: StepwiseConfig): { config: StepwiseConfig; inferences: InferenceLog } {
+  const inferences = createInferenceLog(options.inferenceLog);
+  // The log names each model message before any other middleware, and keeps what the engine itself receives.
+  return { config: { ...options, middlewares: [inferences.name, ...(options.middlewares ?? []), inferences.capture] }, inferences };
+}
+
+/** Who runs a conversation, and the runtime as the service's when its store is one (./service.ts): its ownership is asked only once runs start. */
+export function serviceOf(config: StepwiseConfig, store: Store): { ownership: RunOwnership; join(local: Stepwise): Stepwise } {
+  if (!isServiceStore(store)) return { ownership: config.ownership ?? SOLE_OWNERSHIP, join: (local) => local };
+  let joined: ServiceInstance | undefined;
+  return {
+    ownership: config.ownership ?? { claim: (convId) => joined?.ownership.claim(convId) ?? Promise.resolve(false) },
+    join: (local) => (joined = store.joinService(local)).stepwise,
+  };
+}
+
+/** Publishes an event once the store was told of it, unless the gate says the conversation is silent. */
+export function createGatedPublish(gate: WriteGate, writer: StoreWriter, hub: EventHub): (event: StepwiseEvent) => void {
+  return (event) => {
+    if (!gate.writes(event.conv_id)) return;
+    writer.published(event);
+    hub.publish(event);
+  };
+}
+
+/** The runtime's step controller, every resolution stored unless the gate says the conversation is silent. */
+export function createRuntimeController(
+  config: StepwiseConfig,
+  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter } & HibernationSetting,
+): StepController {
+  const { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs } = ports;
+  return createStepController(
+    { scheduler, ids, publish, onResolved: (resolution) => gate.writes(resolution.pause.conv_id) && writer.resolved(resolution), hibernate },
+    {
+      ...(hibernateAfterMs === undefined ? {} : { hibernateAfterMs }),
+      ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),
+      ...(config.timeoutAction === undefined ? {} : { timeoutAction: config.timeoutAction }),
+    },
+  );
+}
+
