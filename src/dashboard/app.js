@@ -1,11 +1,14 @@
 // Wires the page: the conversation picked in the URL hash (#/c/<conv_id>, so a link opens the same
 // conversation in another tab), its WebSocket stream, the transcript, pause cards and controls.
 
-import { ApiError, api, getToken, setToken } from './api.js';
+import { ApiError, api, getToken } from './api.js';
+import { installComposer, installHeaderControls } from './app-controls.js';
+import { byTestId, findAppElements } from './app-elements.js';
+import { createHeaderStatus } from './app-header.js';
 import { createBanner } from './banner.js';
-import { createConversationList, originText } from './conversations.js';
+import { createConversationList } from './conversations.js';
 import { createDecisionFeed } from './decision.js';
-import { exposeForDevtools, statusLabel } from './devtools.js';
+import { exposeForDevtools } from './devtools.js';
 import { createEngineInfo } from './engine.js';
 import { createFirstPrompts } from './first-prompts.js';
 import { createGrantsPanel } from './grants.js';
@@ -13,35 +16,13 @@ import { createInspector } from './inspector.js';
 import { createPauseDeck } from './pauses.js';
 import { installPauseShortcuts } from './shortcuts.js';
 import { createProfilePicker } from './profiles.js';
-import { convFromHash, navigate, newConvId } from './routing.js';
+import { convFromHash, navigate } from './routing.js';
 import { connectConversation } from './socket.js';
 import { createStepToggle } from './step-toggle.js';
 import { createTimeline } from './timeline.js';
 
 const REFRESH_EVERY_MS = 5000;
-const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
-
-const ui = {
-  conn: byTestId('conn-status'),
-  connLabel: byTestId('conn-status').querySelector('.label'),
-  tokenForm: byTestId('token-form'),
-  tokenInput: byTestId('token-input'),
-  newConv: byTestId('new-conversation'),
-  convList: byTestId('conversation-list'),
-  title: byTestId('conv-title'),
-  meta: byTestId('conv-meta'),
-  stepToggle: byTestId('step-toggle'),
-  runState: byTestId('run-state'),
-  pauseCount: byTestId('pause-count'),
-  cancel: byTestId('cancel-run'),
-  banner: byTestId('error-banner'),
-  timeline: byTestId('timeline'),
-  composer: byTestId('composer'),
-  prompt: byTestId('prompt-input'),
-  send: byTestId('send'),
-  engineBadge: byTestId('engine-badge'),
-  engineNotice: byTestId('engine-notice'),
-};
+const ui = findAppElements();
 
 const state = {
   convId: null,
@@ -74,6 +55,8 @@ const decisions = createDecisionFeed({
 });
 const firstPrompts = createFirstPrompts({ load: api.getConversation, onLearned: () => conversations.redraw() });
 const conversations = createConversationList(ui.convList, { onPick: (convId) => navigate(convId), label: firstPrompts.get });
+
+const { setRunning, updatePauseCount, showMeta, onStatus } = createHeaderStatus(ui, state, { conversations, eventLog, refreshConversations });
 
 const engineInfo = createEngineInfo(ui.engineBadge, ui.engineNotice);
 const profiles = createProfilePicker(byTestId('profile-picker-label'), byTestId('profile-picker'), { chat: api.chat });
@@ -115,19 +98,6 @@ async function refreshConversations() {
   }
 }
 
-function setRunning(running) {
-  state.running = running;
-  ui.runState.textContent = running ? 'running' : 'idle';
-  ui.runState.className = `badge ${running ? 'running' : 'idle'}`;
-  ui.cancel.disabled = !running || !state.convId;
-}
-
-function updatePauseCount() {
-  const open = state.deck?.openCount ?? 0;
-  ui.pauseCount.hidden = open === 0;
-  ui.pauseCount.textContent = `${open} paused`;
-}
-
 async function fillPrompts() {
   if (!state.convId) return;
   const convId = state.convId;
@@ -146,11 +116,6 @@ async function fillPrompts() {
 }
 
 // ---- the stream ---------------------------------------------------------------------------------
-
-function showMeta() {
-  const origin = originText(state.convId && conversations.find(state.convId));
-  ui.meta.textContent = `session ${state.sessionId ?? '?'} · seq ${state.connection?.lastSeq ?? 0}${origin ? ` · ${origin}` : ''}`;
-}
 
 function onHello(hello, { clockOffsetMs, resumed }) {
   state.clockOffsetMs = clockOffsetMs;
@@ -192,18 +157,6 @@ function onFrame(event) {
     default:
   }
   if (event.type.startsWith('debugger.')) updatePauseCount();
-}
-
-function onStatus(status, detail = {}) {
-  ui.conn.dataset.state = status;
-  ui.connLabel.textContent = statusLabel(status, detail);
-  if (status === 'reconnecting' && detail.code !== undefined && !state.dropped) {
-    state.dropped = true;
-    eventLog.mark(`connection lost (code ${detail.code})`);
-    // A refused upgrade looks like any drop to the browser; an HTTP call tells us if it was auth.
-    refreshConversations();
-  }
-  if (status === 'open') state.dropped = false;
 }
 
 /** A new pause deck and transcript for the open conversation; answers in flight for the old ones are dropped. */
@@ -268,69 +221,9 @@ window.addEventListener('hashchange', () => {
 
 // ---- controls -----------------------------------------------------------------------------------
 
-ui.newConv.addEventListener('click', () => {
-  const convId = newConvId();
-  stepToggle.carryToNew();
-  navigate(convId);
-  selectConversation(convId, { keepStepChoice: true });
-  ui.prompt.focus();
-});
-
-ui.composer.addEventListener('submit', async (submitEvent) => {
-  submitEvent.preventDefault();
-  const prompt = ui.prompt.value.trim();
-  if (!prompt) return;
-  if (!state.convId) {
-    // The socket joins (and so creates) the conversation before the first /chat: nothing is missed.
-    // A step mode chosen before there was a conversation applies to the new one (overrides below).
-    const convId = newConvId();
-    navigate(convId);
-    selectConversation(convId, { keepStepChoice: true });
-  }
-  const body = { prompt, conv_id: state.convId };
-  if (stepToggle.checked) body.overrides = { step_mode: true };
-  ui.send.disabled = true;
-  state.timeline.expectPrompt(prompt);
-  try {
-    await profiles.chat(body);
-    ui.prompt.value = '';
-    clearError();
-  } catch (failure) {
-    state.timeline.expectPrompt(null);
-    showError(failure, 'Could not send');
-  } finally {
-    ui.send.disabled = false;
-  }
-});
-
-ui.prompt.addEventListener('keydown', (keyEvent) => {
-  if (keyEvent.key === 'Enter' && !keyEvent.shiftKey && !keyEvent.isComposing) {
-    keyEvent.preventDefault();
-    ui.composer.requestSubmit();
-  }
-});
-
-ui.cancel.addEventListener('click', async () => {
-  if (!state.convId) return;
-  ui.cancel.disabled = true;
-  try {
-    const reply = await api.cancel(state.convId);
-    if (!reply.cancelled) setRunning(false);
-  } catch (failure) {
-    showError(failure, 'Could not cancel');
-    setRunning(state.running);
-  }
-});
-
-ui.tokenForm.addEventListener('submit', (submitEvent) => {
-  submitEvent.preventDefault();
-  setToken(ui.tokenInput.value.trim());
-  ui.tokenForm.dataset.saved = getToken() ? 'true' : 'false';
-  clearError();
-  refreshConversations();
-  profiles.load();
-  selectConversation(state.convId);
-});
+const app = { state, selectConversation, setRunning, refreshConversations, stepToggle, profiles, showError, clearError };
+installComposer(ui, app);
+installHeaderControls(ui, app);
 
 // ---- start --------------------------------------------------------------------------------------
 
