@@ -33,19 +33,7 @@ export function createRow(pause) {
   const questions = createQuestionForms(calls);
   const answerBox = h('div', { class: 'inbox-editor', testid: 'inbox-answer', hidden: true }, questions.forms.map(({ form }) => form.node));
   const countdown = h('span', { class: 'badge', testid: 'inbox-countdown' });
-  const node = h(
-    'li',
-    { class: 'inbox-row', testid: 'inbox-row', tabindex: -1, data: { pauseId: pause.pause_id, convId: pause.conv_id ?? '', phase: pause.phase } },
-    h('div', { class: 'inbox-head' },
-      h('span', { class: 'badge', testid: 'inbox-kind', text: pause.kind === 'question' ? 'question' : pause.phase === 'after_inference' ? 'tools requested' : 'tools ran' }),
-      h('a', { class: 'small', href: `./#/c/${encodeURIComponent(pause.conv_id ?? '')}`, text: pause.conv_id ?? '', testid: 'inbox-conv' }),
-      countdown,
-    ),
-    h('div', { class: 'inbox-summary', text: pause.summary ?? '' }),
-    calls.map((call) => h('pre', { class: 'small', testid: 'inbox-call', text: `${call.name} ${pretty(call.input)}` })),
-    editor,
-    answerBox,
-  );
+  const node = layoutRow(pause, calls, { countdown, editor, answerBox });
   return {
     node,
     pause,
@@ -81,15 +69,35 @@ export function createRow(pause) {
       node.focus();
     },
     /** The edited arguments by tool_call_id; throws a SyntaxError naming the call whose JSON is wrong. */
-    edits: () =>
-      Object.fromEntries(
-        calls.map((call, i) => {
-          try {
-            return [call.id, JSON.parse(editors[i].value)];
-          } catch (failure) {
-            throw new SyntaxError(`arguments of ${call.name}: ${failure.message}`);
-          }
-        }),
-      ),
+    edits: () => readEdits(calls, editors),
   };
+}
+
+// The row's head (kind, conversation, countdown), summary and calls, then its editor and answer form, hidden.
+function layoutRow(pause, calls, { countdown, editor, answerBox }) {
+  return h(
+    'li',
+    { class: 'inbox-row', testid: 'inbox-row', tabindex: -1, data: { pauseId: pause.pause_id, convId: pause.conv_id ?? '', phase: pause.phase } },
+    h('div', { class: 'inbox-head' },
+      h('span', { class: 'badge', testid: 'inbox-kind', text: pause.kind === 'question' ? 'question' : pause.phase === 'after_inference' ? 'tools requested' : 'tools ran' }),
+      h('a', { class: 'small', href: `./#/c/${encodeURIComponent(pause.conv_id ?? '')}`, text: pause.conv_id ?? '', testid: 'inbox-conv' }),
+      countdown,
+    ),
+    h('div', { class: 'inbox-summary', text: pause.summary ?? '' }),
+    calls.map((call) => h('pre', { class: 'small', testid: 'inbox-call', text: `${call.name} ${pretty(call.input)}` })),
+    editor,
+    answerBox,
+  );
+}
+
+function readEdits(calls, editors) {
+  return Object.fromEntries(
+    calls.map((call, i) => {
+      try {
+        return [call.id, JSON.parse(editors[i].value)];
+      } catch (failure) {
+        throw new SyntaxError(`arguments of ${call.name}: ${failure.message}`);
+      }
+    }),
+  );
 }
