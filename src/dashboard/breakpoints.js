@@ -15,17 +15,7 @@ export function createBreakpoints(root, { convId, enable, listTools, onSet, onEr
   const apply = h('button', { type: 'button', class: 'btn primary small', testid: 'breakpoints-apply', text: 'Pause on these', on: { click: () => submit() } });
 
   const render = () => {
-    const names = [...new Set([...offered.keys(), ...chosen])].sort();
-    list.replaceChildren(
-      ...(names.length === 0
-        ? [h('div', { class: 'muted small', testid: 'breakpoint-empty', text: 'The server offers no tools.' })]
-        : names.map((name) => {
-            const source = offered.get(name);
-            const box = h('input', { type: 'checkbox', checked: chosen.has(name), testid: 'breakpoint-tool', data: { name, source: source ?? '' }, on: { change: () => (box.checked ? chosen.add(name) : chosen.delete(name)) } });
-            const note = source ?? 'no longer offered';
-            return h('label', { class: 'bp-tool' }, box, h('code', { text: name }), h('span', { class: 'muted small', testid: 'breakpoint-source', text: note }));
-          })),
-    );
+    const names = renderToolList(list, offered, chosen);
     apply.disabled = names.length === 0;
   };
 
@@ -75,4 +65,20 @@ export function createBreakpoints(root, { convId, enable, listTools, onSet, onEr
       render();
     },
   };
+}
+
+// One checkbox per tool offered or still chosen, sorted by name; answers the names listed.
+function renderToolList(list, offered, chosen) {
+  const names = [...new Set([...offered.keys(), ...chosen])].sort();
+  list.replaceChildren(
+    ...(names.length === 0
+      ? [h('div', { class: 'muted small', testid: 'breakpoint-empty', text: 'The server offers no tools.' })]
+      : names.map((name) => {
+          const source = offered.get(name);
+          const box = h('input', { type: 'checkbox', checked: chosen.has(name), testid: 'breakpoint-tool', data: { name, source: source ?? '' }, on: { change: () => (box.checked ? chosen.add(name) : chosen.delete(name)) } });
+          const note = source ?? 'no longer offered';
+          return h('label', { class: 'bp-tool' }, box, h('code', { text: name }), h('span', { class: 'muted small', testid: 'breakpoint-source', text: note }));
+        })),
+  );
+  return names;
 }

@@ -31,22 +31,8 @@ export function createProfilePicker(label, select, { chat }) {
   return {
     /** (Re)reads the server's profiles; any failure (401 before a token, say) hides the picker. */
     async load() {
-      let profiles = [];
-      try {
-        profiles = (await request('GET', '/profiles')).profiles ?? [];
-      } catch {
-        profiles = [];
-      }
-      select.replaceChildren(
-        h('option', { value: NO_PROFILE, text: 'server default' }),
-        ...profiles.map((profile) =>
-          h('option', {
-            value: profile.slug,
-            text: profile.slug,
-            title: [profile.description, `tools: ${(profile.tools ?? []).join(', ') || 'none'}`].filter(Boolean).join(' · '),
-          }),
-        ),
-      );
+      const profiles = await fetchProfiles();
+      select.replaceChildren(h('option', { value: NO_PROFILE, text: 'server default' }), ...profiles.map(profileOption));
       label.hidden = profiles.length === 0;
       show(shown, locked);
     },
@@ -76,4 +62,20 @@ export function createProfilePicker(label, select, { chat }) {
       return reply;
     },
   };
+}
+
+async function fetchProfiles() {
+  try {
+    return (await request('GET', '/profiles')).profiles ?? [];
+  } catch {
+    return [];
+  }
+}
+
+function profileOption(profile) {
+  return h('option', {
+    value: profile.slug,
+    text: profile.slug,
+    title: [profile.description, `tools: ${(profile.tools ?? []).join(', ') || 'none'}`].filter(Boolean).join(' · '),
+  });
 }
