@@ -6,14 +6,8 @@ import { checkStoreFile, FileBusyError, isBusy } from './check-file.js';
 import { loadDriver } from './driver.js';
 import { createLockFile, type LockFile } from './lock-file.js';
 import { migrate } from './migrations.js';
+import { STORE_FILE, type DriverOptions } from './store-file.js';
 
-/** The database file in a data dir. */
-export const STORE_FILE = 'stepwise.db';
-
-/** What better-sqlite3 is told besides the file. */
-export interface DriverOptions {
-  readonly nativeBinding?: string;
-}
 
 /** A store's database, held exclusively, with the file that names its holder. */
 export interface OpenDatabase {

@@ -3,11 +3,12 @@ import { StoreClosedError, StoreUnreadableError } from '../../core/store-errors.
 import { resolveRetention, type Retention } from '../retention.js';
 import { isCorrupt } from './check-file.js';
 import { createSqliteGrants } from './grants.js';
-import { openDatabase, type DriverOptions } from './open-database.js';
+import { openDatabase } from './open-database.js';
+import type { DriverOptions } from './store-file.js';
 import { createStoreReads } from './reads.js';
 import { createSqliteWritePath } from './write-path.js';
 
-export { STORE_FILE } from './open-database.js';
+export { STORE_FILE } from './store-file.js';
 
 export interface SqliteStoreConfig extends StoreRetentionConfig {
   /** The data dir (created when missing); the store is `stepwise.db` in it. Required. */
