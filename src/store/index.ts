@@ -12,9 +12,14 @@ import { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION } from './open-store.js';
 import { createRequire } from 'node:module';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { ServiceStore } from '../sessions/service.js';
-import { REDIS_STORE_DEFAULTS } from './redis/index.js';
-import { createRedisStore as createRedisAdapter, type RedisStore, type RedisStoreConfig } from './redis/redis-store.js';
-import { createSqliteStore as createSqliteAdapter, type SqliteStoreConfig } from './sqlite/sqlite-store.js';
+import type { RedisStore, RedisStoreConfig } from './redis/redis-store.js';
+import type { SqliteStoreConfig } from './sqlite/sqlite-store.js';
+
+// The adapters' modules (their writes, reads and scripts) load when a store is made, not with the package:
+// ES modules without top-level await, which Node's `require` loads synchronously (import_time).
+const load = createRequire(import.meta.url);
+const sqliteAdapter = (): typeof import('./sqlite/sqlite-store.js') => load('./sqlite/sqlite-store.js') as typeof import('./sqlite/sqlite-store.js');
+const redisAdapter = (): typeof import('./redis/redis-store.js') => load('./redis/redis-store.js') as typeof import('./redis/redis-store.js');
 
 export type MemoryStoreOptions = StoreRetentionConfig;
 
@@ -46,7 +51,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(options: Sq
     throw new TypeError('createSqliteStore: path must be a non-empty path (the store\'s directory)');
   }
   const { path, ...rest } = options;
-  return createSqliteAdapter<E>({ ...rest, dataDir: path });
+  return sqliteAdapter().createSqliteStore<E>({ ...rest, dataDir: path });
 }
 
 export interface RedisStoreOptions extends RedisStoreConfig {
@@ -66,13 +71,14 @@ export interface RedisStoreOptions extends RedisStoreConfig {
  * A runtime made on it (`createStepwise({ store })`) joins the service: its runs are owned, fenced and
  * taken over as `stepwise serve --store redis`'s are.
  */
-const loadCluster = (): typeof import('../cluster/index.js') => createRequire(import.meta.url)('../cluster/index.js') as typeof import('../cluster/index.js');
+const loadCluster = (): typeof import('../cluster/index.js') => load('../cluster/index.js') as typeof import('../cluster/index.js');
 
 export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> & ServiceStore {
   const { leaseMs, log, ...config } = options;
-  const store = createRedisAdapter<E>(config);
+  const redis = redisAdapter();
+  const store = redis.createRedisStore<E>(config);
   const service = {
-    redisUrl: config.url ?? REDIS_STORE_DEFAULTS.url,
+    redisUrl: config.url ?? redis.REDIS_STORE_DEFAULTS.url,
     ...(leaseMs === undefined ? {} : { leaseMs }),
     ...(log === undefined ? {} : { log }),
   };
