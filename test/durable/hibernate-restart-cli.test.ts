@@ -14,6 +14,16 @@ const decisionsOf = async (base: string, conv: string): Promise<unknown[][]> =>
 describe('serve --hibernate-after-ms, resolutions and restarts', () => {
   const { dir: d, serve } = useDurableServers();
 
+  /** A server pauses the run of c1, the pause hibernates, and the server is killed with SIGKILL: its first pause. */
+  async function hibernateThenKill(script: string, flags: readonly string[]): Promise<any> {
+    const first = await serve(d(), script, flags);
+    const { ws, pause } = await runToPause(first.base, first.wsBase, 'c1');
+    await untilHibernated();
+    await ws.close();
+    expect(await first.stop('SIGKILL')).toBe(null);
+    return pause;
+  }
+
   it('should release a hibernated pause when step mode is switched off, and run its tool once', async () => {
     const server = await serve(d(), d().script('tool', 'slow'), HIBERNATE);
     const { ws, pause } = await runToPause(server.base, server.wsBase, 'c1');
@@ -43,11 +53,7 @@ describe('serve --hibernate-after-ms, resolutions and restarts', () => {
   it('should resolve at its deadline a pause that hibernated again after a kill -9, not before', async () => {
     const flags = [...HIBERNATE, '--pause-timeout-ms', '4000'];
     const script = d().script('tool', 'slow');
-    const first = await serve(d(), script, flags);
-    const { ws, pause } = await runToPause(first.base, first.wsBase, 'c1');
-    await untilHibernated();
-    await ws.close();
-    expect(await first.stop('SIGKILL')).toBe(null);
+    const pause = await hibernateThenKill(script, flags);
 
     const second = await serve(d(), script, flags);
     const again = await SemClient.connect(`${second.wsBase}/ws?conv_id=c1`);
@@ -66,11 +72,7 @@ describe('serve --hibernate-after-ms, resolutions and restarts', () => {
   it('should resolve at the start a hibernated pause whose deadline passed while the server was down', async () => {
     const flags = [...HIBERNATE, '--pause-timeout-ms', '1500'];
     const script = d().script('tool', 'slow');
-    const first = await serve(d(), script, flags);
-    const { ws, pause } = await runToPause(first.base, first.wsBase, 'c1');
-    await untilHibernated();
-    await ws.close();
-    expect(await first.stop('SIGKILL')).toBe(null);
+    const pause = await hibernateThenKill(script, flags);
     await sleep(Math.max(0, pause.deadline_ms - Date.now() + 100));
 
     const second = await serve(d(), script, flags);
