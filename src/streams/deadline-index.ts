@@ -41,15 +41,16 @@ export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
     if (armed && armed.at <= next.at) return;
     disarm();
     const at = next.at;
-    armed = { at, timer: scheduler.schedule(() => fireDue(at), Math.max(0, at - scheduler.now())) };
+    armed = { at, timer: scheduler.schedule(fireDue, Math.max(0, at - scheduler.now())) };
   };
-  // Everything due by the time this timer was armed for, and, when it fires late (a busy process),
-  // everything due by now too: one late timer catches up at once instead of one armed time per turn
-  // of the event loop, each behind the work the turn before left.
-  const fireDue = (armedAt: number): void => {
+  // Everything due by now: when the timer fires late (a busy process), one late timer catches up at
+  // once instead of one armed time per turn of the event loop, each behind the work the turn before
+  // left; when it fires early (Node counts timers from the loop's cached time), nothing is due yet
+  // and the timer is armed again for the rest.
+  const fireDue = (): void => {
     armed = undefined;
     firing = true;
-    const at = Math.max(armedAt, scheduler.now());
+    const at = scheduler.now();
     try {
       for (let due = duties.takeDueBy(at); due; due = duties.takeDueBy(at)) due.fire();
     } finally {

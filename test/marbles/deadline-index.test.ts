@@ -70,6 +70,16 @@ describe('createDeadlineIndex', () => {
     m.scheduler.schedule(() => expect(fired).toEqual(Array.from({ length: 500 }, (_, j) => `k${2 * j + 1}@${101 + 2 * j}`)), 1200);
   }));
 
+  it('should never fire a duty before its time when a timer fires early, arming again for the rest', marbles((m) => {
+    // A real clock: Node's timers count from the event loop's cached time, so one can run a
+    // millisecond before the wall clock reaches the time it was armed for.
+    const early = { now: () => m.scheduler.now(), schedule: ((work: () => void, delay = 0) => m.scheduler.schedule(work, delay > 1 ? delay - 1 : delay)) as typeof m.scheduler.schedule };
+    const index = createDeadlineIndex(early);
+    const fired: string[] = [];
+    for (const [key, time] of [['a', 10], ['b', 20]] as const) index.set(key, time, () => fired.push(`${key}@${early.now()}`));
+    m.scheduler.schedule(() => expect(fired).toEqual(['a@10', 'b@20']), 30);
+  }));
+
   it('should fire every duty due by the clock when its timer fires late, not one armed time per timer', marbles((m) => {
     // A busy process: every timer runs 5 ms after the time it was armed for.
     const late = { now: () => m.scheduler.now(), schedule: ((work: () => void, delay = 0) => m.scheduler.schedule(work, delay + 5)) as typeof m.scheduler.schedule };
