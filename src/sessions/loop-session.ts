@@ -111,7 +111,7 @@ export class LoopSession implements Session {
     const held = new Subscription();
     settings.runs.hold(conv_id, held);
     this.active = parked;
-    settings.onActivity?.(this);
+    settings.onActivity?.(this, true);
     held.add(
       cancel$.subscribe(() => {
         // The pause's teardown resolves it as `cancelled`, then the run ends as a cancelled loop does.

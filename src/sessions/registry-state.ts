@@ -56,11 +56,11 @@ export function createSessionSettings(state: Pick<RegistryState, 'ports' | 'sess
   return {
     ...ports.settings,
     runs,
-    onActivity: (session) => {
+    onActivity: (session, restored) => {
       if (session.running) ports.onRunStarting();
       if (sessions.get(session.conv_id) !== session) return;
       // At a run's start: its profile may have been chosen after the session opened.
-      if (session.running && gate.writes(session.conv_id)) writer.conversation(session, controller.stepOf(session.session_id));
+      if (session.running && !restored && gate.writes(session.conv_id)) writer.conversation(session, controller.stepOf(session.session_id));
       retention.observe(session.conv_id, session.running);
       if (!session.running) retention.makeRoom(sessions.size);
     },

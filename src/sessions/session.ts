@@ -118,8 +118,11 @@ export interface SessionSettings {
   readonly toolsFor: (tools: ToolList) => RunTools;
   /** A session's (or run's) own engine, wrapped by the runtime's middlewares. */
   readonly engineFor: (engine: Engine) => Engine;
-  /** Told when a run starts and when it ends (retention watches idle sessions). */
-  readonly onActivity?: (session: Session) => void;
+  /**
+   * Told when a run starts and when it ends (retention watches idle sessions). `restored`: a run brought
+   * back from the store as it was (a restart, a takeover), which changed nothing the store keeps.
+   */
+  readonly onActivity?: (session: Session, restored?: boolean) => void;
   /** Told each finished run's result, its turn final (the store keeps it). */
   readonly onRunEnded?: (session: Session, result: RunResult) => void;
   /** Who subscribes each run and holds its subscription: the session registry. */

@@ -59,7 +59,10 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
       store.putCheckpoint(toCheckpoint(state, next, profile, ports.scheduler.now(), pending));
     },
     published: (event) => {
-      if (event.type === 'paused') store.putPause(event.pause);
+      // A restored pause is the stored one (same id, deadline and calls): a restart rewrites none of them.
+      if (event.type === 'paused') {
+        if (!event.restored) store.putPause(event.pause);
+      }
       // Queued before the call runs: a call that cannot run twice waits for its checkpoint, and so for this row too.
       else if (event.type === 'granted') store.recordDecision(grantedDecision(event));
     },

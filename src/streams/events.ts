@@ -61,7 +61,8 @@ export type StepwiseEvent = EventBase &
         readonly error?: string;
       }
     | { readonly type: 'tool-execution-finished'; readonly tool_call_id: string; readonly name: string; readonly duration_ms?: number }
-    | { readonly type: 'paused'; readonly pause: PauseInfo }
+    /** `restored`: paused again after a restart or a takeover, the pause already in the store. */
+    | { readonly type: 'paused'; readonly pause: PauseInfo; readonly restored?: true }
     | { readonly type: 'resumed'; readonly pause_id: string; readonly reason: ResumeReason; readonly by?: string }
     /**
      * A grant let a call run where a pause would have been (docs/protocol.md, Grants). `decision_id` names its

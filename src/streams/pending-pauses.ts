@@ -123,7 +123,7 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
     const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), validateAnswer: request.validateAnswer, results: request.results ?? NO_RESULTS, resolve };
     book.pendingById.set(info.pause_id, entry);
     schedulePause(book, info, now);
-    book.ports.publish(eventFrom('paused', info, now, { pause: info }));
+    book.ports.publish(eventFrom('paused', info, now, request.restore ? { pause: info, restored: true } : { pause: info }));
     // Unsubscribed before it resolved: the run was cancelled.
     return () => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
   });
