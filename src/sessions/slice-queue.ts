@@ -24,12 +24,16 @@ export interface SliceQueue {
 export interface SliceQueueConfig {
   /** How long one slice may run before the queue yields to the scheduler's other tasks (ms on its clock). Default 5. */
   readonly sliceMs?: number;
+  /**
+   * How a slice is put off. Default: the scheduler's `schedule`. A server passes `setImmediate`: the
+   * slice runs after this turn's I/O and store commits, as a batch of writes does, and not a whole
+   * millisecond later, which is the least a timer waits in Node.
+   */
+  readonly defer?: (task: () => void) => void;
 }
 
-const DEFAULT_SLICE_QUEUE: Required<SliceQueueConfig> = Object.freeze({ sliceMs: 5 });
-
 export function createSliceQueue(scheduler: SchedulerLike, config: SliceQueueConfig = {}): SliceQueue {
-  const { sliceMs } = { ...DEFAULT_SLICE_QUEUE, ...config };
+  const { sliceMs = 5, defer = (task: () => void) => void scheduler.schedule(task) } = config;
   if (!(Number.isFinite(sliceMs) && sliceMs >= 0)) throw new RangeError(`createSliceQueue: sliceMs must be a non-negative number, got ${sliceMs}`);
   // A growing array read from `head`, reset once drained: a shift per item would copy the rest each time.
   // Slots already run are cleared, so what their work held can go before the rest has run.
@@ -57,7 +61,7 @@ export function createSliceQueue(scheduler: SchedulerLike, config: SliceQueueCon
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
-    scheduler.schedule(drain);
+    defer(drain);
   };
 
   return {
