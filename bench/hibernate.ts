@@ -5,6 +5,7 @@ import type { StepwiseHttpServer } from '../src/server/app.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
 import type { LoadedLib } from './lib.js';
 import { pauseRuns, watchDeadlines } from './paused.js';
+import { createJsonPoster } from './post-json.js';
 import { buildStore, timeStart } from './restart.js';
 import { createEchoTool, createStepEngine, nowUs, settle, settledHeap, within } from './scenario.js';
 
@@ -105,8 +106,9 @@ async function stepThrough(base: string, wsBase: string, samples: number) {
   await new Promise((done, fail) => (ws.once('message', done), ws.once('error', fail)));
   const frames: Array<{ at: number; text: string }> = [];
   ws.on('message', (data) => frames.push({ at: performance.now(), text: data.toString() }));
-  const post = (path: string, body: unknown): Promise<Response> =>
-    fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // node:http on a keep-alive connection, as `resume_wire` posts (bench/post-json.ts): undici's own work is the client's cost.
+  const poster = createJsonPoster(base);
+  const post = poster.post;
   const nextPause = async (from: number): Promise<{ index: number; at: number; pauseId: string }> => {
     for (;;) {
       const index = frames.findIndex((frame, i) => i >= from && frame.text.includes('"type":"debugger.pause"'));
@@ -115,7 +117,7 @@ async function stepThrough(base: string, wsBase: string, samples: number) {
       await new Promise((done) => setTimeout(done, 1));
     }
   };
-  await (await post('/chat', { prompt: 'go', conv_id: 'hib', overrides: { step_mode: true } })).text();
+  await post('/chat', { prompt: 'go', conv_id: 'hib', overrides: { step_mode: true } });
   const toFrame: number[] = [];
   const toPause: number[] = [];
   let pause = await nextPause(0);
@@ -124,12 +126,13 @@ async function stepThrough(base: string, wsBase: string, samples: number) {
     await new Promise((done) => setTimeout(done, 150));
     const seen = frames.length;
     const sent = performance.now();
-    await (await post('/debug/continue', { pause_id: pause.pauseId })).text();
+    await post('/debug/continue', { pause_id: pause.pauseId });
     pause = await within(nextPause(seen), 10_000, 'the next pause of a hibernated run');
     toFrame.push((frames[seen]?.at ?? NaN) - sent);
     toPause.push(pause.at - sent);
   }
   await post('/chat/cancel', { conv_id: 'hib' });
+  poster.close();
   ws.close();
   return { toFrame, toPause };
 }
