@@ -44,3 +44,16 @@ describe('createSliceQueue', () => {
     expect(() => createSliceQueue({ now: () => 0, schedule: () => ({}) as never }, { sliceMs: -1 })).toThrow(/sliceMs must be a non-negative number, got -1/);
   });
 });
+
+describe('createSliceQueue with defer', () => {
+  it('should put each slice off with defer, not the scheduler, and run the work in order', async () => {
+    const deferred: Array<() => void> = [];
+    const queue = createSliceQueue({ now: () => 0, schedule: () => { throw new Error('the scheduler was used'); } } as unknown as SchedulerLike, { defer: (task) => void deferred.push(task) });
+    const ran: string[] = [];
+    queue.push(() => ran.push('a'));
+    queue.push(() => ran.push('b'));
+    expect([ran, deferred.length]).toEqual([[], 1]);
+    deferred.shift()?.();
+    expect([ran, queue.size, deferred.length]).toEqual([['a', 'b'], 0, 0]);
+  });
+});
