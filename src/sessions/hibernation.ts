@@ -9,7 +9,7 @@ import type { SliceQueue } from './slice-queue.js';
 
 /** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
 export interface HibernationPorts {
-  readonly store: Pick<Store, 'checkpoints' | 'flush'>;
+  readonly store: Pick<Store, 'checkpoints'>;
   readonly controller: Pick<StepController, 'get' | 'hibernate'>;
   /** The conversation's session held here; undefined for one that is not. */
   readonly sessionOf: (convId: string) => Session | undefined;
@@ -54,13 +54,10 @@ function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunChe
   const session = ports.sessionOf(pause.conv_id);
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
-  // The rebuild waits for the resolution's commit (its frame, its decision row), then for its turn in
-  // the queue: the `resumed` frame and the decision's reply go out first, before any of the rebuild's work.
-  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) => {
-    const rebuild = (): void => ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
-    // A store that cannot commit now fails the resolution's writes, not the run: it goes on as a resident one would.
-    ports.store.flush().then(rebuild, rebuild);
-  });
+  // The controller wakes it once the resolution is committed; the rebuild then waits for its turn in the queue.
+  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) =>
+    ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution))),
+  );
   if (!held) return;
   session.hibernate(checkpoint, held);
   releaseBuffer(ports, pause.conv_id);

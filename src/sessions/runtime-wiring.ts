@@ -4,6 +4,7 @@ import type { Store } from '../core/store.js';
 import type { LoopPorts } from '../operators/loop-state.js';
 import type { EventHub } from '../streams/event-hub.js';
 import type { StepwiseEvent } from '../streams/events.js';
+import type { PauseResolution } from '../streams/step-commands.js';
 import { createStepController, type StepController } from '../streams/step-controller.js';
 import type { HibernationSetting } from './hibernation.js';
 import { createInferenceLog, type InferenceLog } from './inference-log.js';
@@ -43,11 +44,14 @@ export function createGatedPublish(gate: WriteGate, writer: StoreWriter, hub: Ev
 /** The runtime's step controller, every resolution stored unless the gate says the conversation is silent. */
 export function createRuntimeController(
   config: StepwiseConfig,
-  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter } & HibernationSetting,
+  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter; readonly store: Pick<Store, 'committed$'> } & HibernationSetting,
 ): StepController {
-  const { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs } = ports;
+  const { scheduler, ids, publish, gate, writer, store, hibernate, hibernateAfterMs } = ports;
+  const onResolved = (resolution: PauseResolution): void => {
+    if (gate.writes(resolution.pause.conv_id)) writer.resolved(resolution);
+  };
   return createStepController(
-    { scheduler, ids, publish, onResolved: (resolution) => gate.writes(resolution.pause.conv_id) && writer.resolved(resolution), hibernate },
+    { scheduler, ids, publish, onResolved, committed$: (convId) => store.committed$(convId), hibernate },
     {
       ...(hibernateAfterMs === undefined ? {} : { hibernateAfterMs }),
       ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),

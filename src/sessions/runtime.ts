@@ -174,7 +174,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const slices = createSliceQueue(scheduler, config.scheduler ? {} : { defer: setImmediate });
   // Late-bound to the registry built below: no pause is old enough to hibernate before a session exists.
   const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId), hub, frames, slices });
-  const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, hibernate, hibernateAfterMs: hibernateAfterOf(config, store) });
+  const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, store, hibernate, hibernateAfterMs: hibernateAfterOf(config, store) });
   const { toolsFor, engineFor } = createRunBuilders(config, scheduler);
   const { registry, executor } = toolsFor(config.tools ?? []);
   const engine = engineFor(config.engine);

@@ -112,9 +112,8 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
       if (book.pendingById.get(info.pause_id) !== entry) return;
       const resolution = bindResolution(unbound);
       settle(book, entry, resolution);
-      // The run goes on after whoever resolved the pause (an HTTP handler) has returned.
       subscriber.add(
-        book.resumeScheduler.schedule(() => {
+        handBack(book, info, () => {
           subscriber.next(resolution);
           subscriber.complete();
         }),
@@ -156,7 +155,7 @@ export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution:
     if (book.pendingById.get(pauseId) !== dormant) return;
     const resolution = bindResolution(unbound);
     settle(book, dormant, resolution);
-    if (resolution.reason !== 'cancelled') held.add(book.resumeScheduler.schedule(() => wake(resolution)));
+    if (resolution.reason !== 'cancelled') held.add(handBack(book, info, () => wake(resolution)));
   };
   // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
   const { info, validateEdit, validateAnswer, results } = live;
@@ -165,6 +164,22 @@ export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution:
   book.pendingById.set(pauseId, dormant);
   // Unsubscribed before it resolved: the hibernated run was cancelled (or suspended, muted first).
   held.add(() => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM }));
+  return held;
+}
+
+/**
+ * Hands a resolved pause's run back: on the resume scheduler, so after whoever resolved it (an HTTP
+ * handler) has returned, and once its resolution (the `resumed` frame, the decision row) is committed,
+ * so the decision's reply and frame go out before the run's next work and that work does not join
+ * their batch. Committed or not, the run goes on, as it did before it paused: a deposed owner's run is
+ * stopped by its fenced writes (docs/protocol.md, Several instances).
+ */
+function handBack(book: PauseBook, info: PauseInfo, work: () => void): Subscription {
+  const held = new Subscription();
+  const go = (): void => held.add(book.resumeScheduler.schedule(work));
+  const committed$ = book.ports.committed$?.(info.conv_id);
+  if (committed$) held.add(committed$.subscribe({ complete: go, error: go }));
+  else go();
   return held;
 }
 

@@ -35,6 +35,11 @@ export interface StepControllerPorts {
   readonly publish: (event: StepwiseEvent) => void;
   /** Told of every resolution just before its `resumed` event is published (the audit trail). Default none. */
   readonly onResolved?: (resolution: PauseResolution) => void;
+  /**
+   * Completes once what was published and resolved so far for the conversation is committed (the
+   * store's `committed$`): a resolved pause hands its run back only then. Default: at once.
+   */
+  readonly committed$?: (convId: string) => Observable<never>;
   /** Told of a pause still pending `hibernateAfterMs` after it began; it may `hibernate` it. Default none. */
   readonly hibernate?: (pause: PauseInfo) => void;
 }
