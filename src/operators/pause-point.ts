@@ -1,6 +1,7 @@
 import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs';
 import { isToolUseBlock, pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
+import type { PauseChecks } from '../streams/pending-pauses.js';
 import type { PauseResolution, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
@@ -72,9 +73,7 @@ export function pauseAt(
         phase,
         summary: summarize(phase, state, calls, registry),
         tool_calls: toolCalls,
-        validateEdit: editValidator(calls, registry),
-        validateAnswer: answerValidator(calls, registry),
-        ...(phase === 'after_tools' ? { results: lastResults(state) } : {}),
+        ...pauseChecks(phase, registry, state.blocks, calls),
       })
       .pipe(map((resolution) => applyResolution(phase, state, resolution)));
   // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
@@ -123,6 +122,26 @@ function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall
   const results = state.blocks.filter((block) => block.kind === 'tool_use').length;
   return `tools ran (${results} result${results === 1 ? '' : 's'} in this turn); next: inference ${state.iteration + 1}`;
 }
+
+/**
+ * What the controller checks a command at this pause against: edited arguments and answers by the
+ * schemas of the tools the calls name, and at `after_tools` the results an edit replaces. Also for a
+ * pause restored asleep, from its checkpoint's blocks.
+ */
+export function pauseChecks(
+  phase: PausePhase,
+  registry: ToolRegistry,
+  blocks: readonly Block[],
+  calls: readonly ToolCall[] = phase === 'after_inference' ? pendingToolCalls(blocks) : NO_CALLS,
+): PauseChecks {
+  return {
+    validateEdit: editValidator(calls, registry),
+    validateAnswer: answerValidator(calls, registry),
+    results: phase === 'after_tools' ? lastResults(blocks) : NO_RESULTS,
+  };
+}
+
+const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Edited arguments are checked against the schema of the tool each call names. */
 function editValidator(calls: readonly ToolCall[], registry: ToolRegistry) {

@@ -1,5 +1,5 @@
 import type { StepFilter } from '../core/store.js';
-import { isToolCallBlock, isToolUseBlock, type ToolCall } from '../core/turns.js';
+import { isToolCallBlock, isToolUseBlock, type Block, type ToolCall } from '../core/turns.js';
 import type { PausePhase, PauseToolCall } from '../streams/events.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { LoopState, RunContext } from './loop-state.js';
@@ -66,10 +66,10 @@ function lastResultNames(state: LoopState): string[] {
 }
 
 /** The results of the batch that just ran, by tool_call_id: what an `after_tools` edit may replace. */
-export function lastResults(state: LoopState): Record<string, unknown> {
+export function lastResults(blocks: readonly Block[]): Record<string, unknown> {
   const results: Record<string, unknown> = {};
-  for (let i = state.blocks.length - 1; i >= 0; i -= 1) {
-    const block = state.blocks[i];
+  for (let i = blocks.length - 1; i >= 0; i -= 1) {
+    const block = blocks[i];
     if (!block || !isToolUseBlock(block)) break;
     results[block.payload.id] = block.payload.result;
   }

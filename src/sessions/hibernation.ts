@@ -2,7 +2,9 @@ import type { RunCheckpoint, Store } from '../core/store.js';
 import type { EventHub } from '../streams/event-hub.js';
 import type { PauseInfo } from '../streams/events.js';
 import type { FrameLog } from '../streams/frame-log.js';
+import type { PauseResolution } from '../streams/step-commands.js';
 import type { StepController, StepControllerPorts } from '../streams/step-controller.js';
+import { pauseChecks } from '../operators/pause-point.js';
 import { resumeAfter } from './recovery.js';
 import type { Session } from './session.js';
 import type { SliceQueue } from './slice-queue.js';
@@ -10,7 +12,7 @@ import type { SliceQueue } from './slice-queue.js';
 /** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
 export interface HibernationPorts {
   readonly store: Pick<Store, 'checkpoints'>;
-  readonly controller: Pick<StepController, 'get' | 'hibernate'>;
+  readonly controller: Pick<StepController, 'get' | 'hibernate' | 'restoreAsleep'>;
   /** The conversation's session held here; undefined for one that is not. */
   readonly sessionOf: (convId: string) => Session | undefined;
   /** Where the conversation's frames are buffered for replay; the store has them too. */
@@ -31,10 +33,39 @@ export interface HibernationPorts {
  * A pause with no matching stored checkpoint (not committed yet, or a store that keeps none) stays
  * resident: hibernating it would lose the state the run goes on from.
  */
-export function createHibernation(ports: HibernationPorts): (pause: PauseInfo) => void {
-  // Queued: the pauses restored at a start all come due together, and a SQLite read is synchronous.
-  return (pause) => ports.slices.push(() => readAndHibernate(ports, pause));
+export function createHibernation(ports: HibernationPorts): Hibernation {
+  return {
+    // Queued: many pauses come due together, and a SQLite read is synchronous.
+    hibernate: (pause) => ports.slices.push(() => readAndHibernate(ports, pause)),
+    restoreAsleep: (session, checkpoint, pause) => restoreAsleep(ports, session, checkpoint, pause),
+  };
 }
+
+export interface Hibernation {
+  /** The controller's `hibernate` port. */
+  readonly hibernate: (pause: PauseInfo) => void;
+  /**
+   * Recovery's way back for a paused run (docs/protocol.md, Durability): its stored pause pending
+   * again and the run hibernated at it from the start, with the checkpoint recovery read, so a restart
+   * builds none of 100 000 paused runs (`restart_recover_100k`) and reads no checkpoint twice.
+   */
+  readonly restoreAsleep: (session: Session, checkpoint: RunCheckpoint, pause: PauseInfo) => boolean;
+}
+
+/** False when the controller cannot: the caller restores the run another way. */
+function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: RunCheckpoint, pause: PauseInfo): boolean {
+  const checks = pauseChecks(pause.phase, session.registry(), checkpoint.blocks);
+  const held = ports.controller.restoreAsleep?.(pause, checks, wakeOf(ports, session, pause));
+  if (!held) return false;
+  session.sleep(checkpoint, held);
+  // Once the frames it published (`log`, `paused`) are committed: the buffer goes as a hibernating run's does.
+  ports.slices.push(() => releaseBuffer(ports, pause.conv_id));
+  return true;
+}
+
+/** A hibernated run's wake: its rebuild, queued once its pause's resolution is committed (the controller waits for that). */
+const wakeOf = (ports: HibernationPorts, session: Session, pause: PauseInfo) => (resolution: PauseResolution): void =>
+  ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
 
 function readAndHibernate(ports: HibernationPorts, pause: PauseInfo): void {
   ports.store.checkpoints(pause.conv_id).then(
@@ -54,10 +85,7 @@ function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunChe
   const session = ports.sessionOf(pause.conv_id);
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
-  // The controller wakes it once the resolution is committed; the rebuild then waits for its turn in the queue.
-  const held = ports.controller.hibernate?.(pause.pause_id, (resolution) =>
-    ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution))),
-  );
+  const held = ports.controller.hibernate?.(pause.pause_id, wakeOf(ports, session, pause));
   if (!held) return;
   session.hibernate(checkpoint, held);
   releaseBuffer(ports, pause.conv_id);

@@ -2,35 +2,14 @@ import { Subject, Subscription, type Observable } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Block, Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
 import { cancelledAt, createRun$ } from './run.js';
 import { createRunContext, mergeOverrides, overridesOf, type RunIds } from './run-context.js';
+import { NO_CHOICES, type ActiveRun, type ResolvedChoices } from './active-run.js';
 import { LoopRunHandle, type RunHandle } from './run-handle.js';
 import { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
 import type { RunOverrides, Session, SessionChoices, SessionIdentity, SessionSettings, StartRunInput } from './session.js';
-
-/** The session's choices, resolved once: its engine wrapped, its tools built. */
-interface ResolvedChoices {
-  readonly engine?: Engine;
-  readonly tools?: RunTools;
-  readonly defaults: RunOverrides;
-}
-
-/** A session that chose nothing: shared, since a server holds many such sessions. */
-const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) });
-
-interface ActiveRun {
-  readonly turn_id: string;
-  /** Absent for a hibernated run: nothing is subscribed to tell, `cancel` ends it itself. */
-  readonly cancel$?: Subject<void>;
-  blocks: readonly Block[];
-  /** The run's handle, settled by whichever loop ends the run (a hibernated run's is rebuilt). */
-  readonly handle?: LoopRunHandle;
-  /** Hibernated: the checkpoint the run is rebuilt from when its pause resolves; no loop is subscribed. */
-  readonly checkpoint?: RunCheckpoint;
-  /** The run's own engine and tools (`start` with `engine` or `tools`), which a checkpoint cannot name. */
-  readonly own?: Pick<RunContext, 'engine' | 'tools'>;
-}
 
 /**
  * A class rather than a closure record: a server holds one per conversation, and prototype methods
@@ -133,14 +112,27 @@ export class LoopSession implements Session {
   }
 
   hibernate(checkpoint: RunCheckpoint, pause: Subscription): void {
-    const { settings, conv_id, active } = this;
+    const { active } = this;
     if (!active) return void pause.unsubscribe();
-    // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it. The
-    // stored checkpoint's blocks are a parsed copy of the ones the run holds at that pause: one is kept.
-    settings.runs.drop(conv_id);
-    const { turn_id, blocks, handle, own } = active;
-    this.active = { turn_id, blocks, checkpoint: { ...checkpoint, blocks }, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
-    settings.runs.hold(conv_id, pause);
+    // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
+    this.settings.runs.drop(this.conv_id);
+    this.asleep(checkpoint, pause, active);
+  }
+
+  sleep(checkpoint: RunCheckpoint, pause: Subscription): void {
+    if (this.closed || this.active) return void pause.unsubscribe();
+    this.asleep(checkpoint, pause, {});
+    this.settings.onActivity?.(this, true);
+  }
+
+  /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks (the store's copy, the only one kept). */
+  private asleep(checkpoint: RunCheckpoint, pause: Subscription, { handle, own }: Pick<ActiveRun, 'handle' | 'own'>): void {
+    this.active = { turn_id: checkpoint.turn_id, blocks: checkpoint.blocks, checkpoint, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
+    this.settings.runs.hold(this.conv_id, pause);
+  }
+
+  registry(): ToolRegistry {
+    return this.chosen.tools?.registry ?? this.ports.registry;
   }
 
   /** As a parked run is cancelled: dropping its pause resolves it `cancelled`, then the run ends where it stood. */

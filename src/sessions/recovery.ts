@@ -40,6 +40,11 @@ export interface RecoveryPorts {
   readonly reopen: (conversation: StoredConversation, choices: SessionChoices | undefined) => Session;
   /** The next pause of this run at this phase takes the stored pause's id and deadline. */
   readonly expectPause: (pause: StoredPause) => void;
+  /**
+   * With hibernation on: the run comes back hibernated at its stored pause, which is pending again,
+   * instead of parked with its state built (docs/protocol.md, Durability).
+   */
+  readonly sleep?: (session: Session, checkpoint: RunCheckpoint, pause: StoredPause) => boolean;
 }
 
 /**
@@ -53,9 +58,11 @@ export function recoverFrom(
   options: RecoverOptions = {},
   mayResume: (convId: string) => boolean = () => true,
 ): RecoveryReport {
-  const running = new Map(snapshot.checkpoints.map((checkpoint) => [checkpoint.conv_id, checkpoint]));
-  // By run and phase: a lookup per checkpoint, not a scan of every pause (10 000 paused runs at a restart).
-  const pauseOf = new Map(snapshot.pauses.map((pause) => [`${pause.inference_id}\u0000${pause.phase}`, pause]));
+  const running = new Map<string, RunCheckpoint>();
+  for (const checkpoint of snapshot.checkpoints) running.set(checkpoint.conv_id, checkpoint);
+  // By phase and run: a lookup per checkpoint, not a scan of every pause (100 000 paused runs at a restart).
+  const pauseAt: Record<StoredPausePhase, Map<string, StoredPause>> = { after_inference: new Map(), after_tools: new Map() };
+  for (const pause of snapshot.pauses) pauseAt[pause.phase].set(pause.inference_id, pause);
   let runs = 0;
   let pauses = 0;
   for (const conversation of snapshot.conversations) {
@@ -67,19 +74,30 @@ export function recoverFrom(
     if (!checkpoint || !mayResume(conversation.conv_id)) continue;
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
-    const pause = pauseOf.get(`${checkpoint.inference_id}\u0000${checkpoint.next}`);
+    const next = checkpoint.next;
+    const pause = next === 'after_inference' || next === 'after_tools' ? pauseAt[next].get(checkpoint.inference_id) : undefined;
     const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
     runs += 1;
     if (!pause) {
       session.resume(checkpoint, prepare);
       continue;
     }
-    ports.expectPause(pause);
     pauses += 1;
-    // Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled).
-    session.park(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
+    if (!ports.sleep || !pausesAgain(ports.loop, pause)) {
+      park(ports, session, checkpoint, pause, prepare);
+      continue;
+    }
+    // Said before the pause is published again, as a parked run's state says it.
+    announceResumed(ports.loop, checkpoint);
+    if (!ports.sleep(session, checkpoint, pause)) park(ports, session, checkpoint, pause, (state) => state);
   }
   return { conversations: snapshot.conversations.length, runs, pauses };
+}
+
+/** Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled). */
+function park(ports: RecoveryPorts, session: Session, checkpoint: RunCheckpoint, pause: StoredPause, prepare: (state: LoopState) => LoopState): void {
+  ports.expectPause(pause);
+  session.park(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
 }
 
 /** What bringing a snapshot back needs besides recovery's ports: the hub, whose seq goes on from the stored log. */
@@ -146,17 +164,29 @@ export function resumeAfter(phase: StoredPausePhase, state: LoopState, resolutio
   return applyResolution(phase, withNext(state, AFTER[phase]), resolution);
 }
 
+/**
+ * Whether a stored pause is one its run waits at again (as `pauseAt` decides for a restored pause):
+ * with step mode on whatever the filter says now, and without it only where a tool asks for it.
+ */
+const pausesAgain = (ports: RecoveryPorts['loop'], pause: StoredPause): boolean =>
+  ports.controller.isEnabled(pause.session_id) || pause.tool_calls.some((call) => call.breakpoint === true);
+
+/** The `log` frame a run re-entered after a restart publishes first (docs/protocol.md, Durability). */
+function announceResumed(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint): void {
+  ports.publish(
+    eventFrom('log', checkpoint, ports.scheduler.now(), {
+      level: 'info',
+      message: `run ${checkpoint.inference_id} resumed after a restart at ${checkpoint.next}`,
+      fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration },
+    }),
+  );
+}
+
 /** Says the run resumed, and answers the tool calls that were running and may not run twice. */
 function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state: LoopState): LoopState {
   const { run } = state;
   const now = ports.scheduler.now();
-  ports.publish(
-    eventFrom('log', run, now, {
-      level: 'info',
-      message: `run ${run.inference_id} resumed after a restart at ${checkpoint.next}`,
-      fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration },
-    }),
-  );
+  announceResumed(ports, checkpoint);
   if (checkpoint.next !== 'tools') return state;
   const registry = registryOf(ports, run);
   const interrupted: Block[] = [];

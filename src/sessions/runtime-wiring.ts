@@ -1,3 +1,4 @@
+import type { SchedulerLike } from 'rxjs';
 import type { RunOwnership } from '../core/ownership.js';
 import { SOLE_OWNERSHIP } from '../core/ownership.js';
 import type { Store } from '../core/store.js';
@@ -6,7 +7,8 @@ import type { EventHub } from '../streams/event-hub.js';
 import type { StepwiseEvent } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import { createStepController, type StepController } from '../streams/step-controller.js';
-import type { HibernationSetting } from './hibernation.js';
+import { createHibernation, type Hibernation, type HibernationPorts, type HibernationSetting } from './hibernation.js';
+import { createSliceQueue } from './slice-queue.js';
 import { createInferenceLog, type InferenceLog } from './inference-log.js';
 import type { Stepwise, StepwiseConfig } from './runtime.js';
 import { isServiceStore, type ServiceInstance } from './service.js';
@@ -60,3 +62,17 @@ export function createRuntimeController(
   );
 }
 
+/** Hibernation, its slices on the runtime's clock; a real clock's slices wait for the turn's commits, not for a timer. */
+export function wireHibernation(
+  config: StepwiseConfig,
+  ports: Omit<HibernationPorts, 'controller' | 'slices'> & { readonly scheduler: SchedulerLike; readonly controller: () => StepController },
+): Hibernation {
+  const { controller, scheduler, ...rest } = ports;
+  const slices = createSliceQueue(scheduler, config.scheduler ? {} : { defer: setImmediate });
+  const asleep: HibernationPorts['controller'] = {
+    get: (pauseId) => controller().get(pauseId),
+    hibernate: (pauseId, wake) => controller().hibernate?.(pauseId, wake),
+    restoreAsleep: (pause, checks, wake) => controller().restoreAsleep?.(pause, checks, wake),
+  };
+  return createHibernation({ ...rest, controller: asleep, slices });
+}

@@ -15,8 +15,7 @@ import { createMemoryStore } from '../store/memory.js';
 import type { ToolErrorPolicy } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.js';
-import { createSliceQueue } from './slice-queue.js';
-import { createHibernation, hibernateAfterOf } from './hibernation.js';
+import { hibernateAfterOf } from './hibernation.js';
 import { forkConversation, type ForkPorts, type ForkRequest, type ForkResult } from './fork.js';
 import { createRunBuilders, createStoredLoop } from './loop-wiring.js';
 import { restoreSnapshot, takeOverConversation, type RecoverOptions, type RecoveryReport, type RestorePorts } from './recovery.js';
@@ -31,7 +30,7 @@ import { createStoreWriter } from './store-writer.js';
 import { createGrantBook, grantTargetOf, type GrantBook } from './grant-book.js';
 import { createMemoryGrants } from '../store/memory-grants.js';
 import { createWriteGate } from './write-gate.js';
-import { createGatedPublish, createRuntimeController, serviceOf, withInferenceLog } from './runtime-wiring.js';
+import { createGatedPublish, createRuntimeController, serviceOf, wireHibernation, withInferenceLog } from './runtime-wiring.js';
 
 export type { OpenSessionOptions, SessionRegistry } from './registry.js';
 
@@ -170,11 +169,10 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const tracing = createRuntimeTracing(hub.events$, config.tracer);
   const gate = createWriteGate();
   const publish = createGatedPublish(gate, writer, hub);
-  // On the runtime's clock; a real one's slices wait for the turn's commits, not for a timer.
-  const slices = createSliceQueue(scheduler, config.scheduler ? {} : { defer: setImmediate });
-  // Late-bound to the registry built below: no pause is old enough to hibernate before a session exists.
-  const hibernate = createHibernation({ store, controller: { get: (pauseId) => core.get(pauseId), hibernate: (pauseId, wake) => core.hibernate?.(pauseId, wake) }, sessionOf: (convId) => sessions.get(convId), hub, frames, slices });
-  const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, store, hibernate, hibernateAfterMs: hibernateAfterOf(config, store) });
+  // Late-bound to the controller and the registry built below: no pause hibernates before a session exists.
+  const hibernation = wireHibernation(config, { store, hub, frames, scheduler, controller: () => core, sessionOf: (convId) => sessions.get(convId) });
+  const hibernateAfterMs = hibernateAfterOf(config, store);
+  const core = createRuntimeController(config, { scheduler, ids, publish, gate, writer, store, hibernate: hibernation.hibernate, hibernateAfterMs });
   const { toolsFor, engineFor } = createRunBuilders(config, scheduler);
   const { registry, executor } = toolsFor(config.tools ?? []);
   const engine = engineFor(config.engine);
@@ -204,7 +202,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     directory: createLocalDirectory({ sessions, controller, frames }),
     commands: (handler) => createLocalCommands(handler, (pauseId) => controller.convOf(pauseId)),
     claim,
-    ...recoveryAndForks(store, { loop: ports, sessions, controller, hub, claim, restoreEngine }),
+    ...recoveryAndForks(store, { loop: ports, sessions, controller, hub, claim, restoreEngine, ...(hibernateAfterMs === undefined ? {} : { sleep: hibernation.restoreAsleep }) }),
     dispose: () => {
       if (!sessions.end()) return;
       tracing.unsubscribe();
@@ -222,7 +220,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
 /** `recover`, `takeOver` and `fork`: runs brought back from the store, or copied from it. */
 function recoveryAndForks(
   store: Store,
-  ports: Pick<ForkPorts, 'claim' | 'restoreEngine'> & {
+  ports: Pick<ForkPorts, 'claim' | 'restoreEngine'> & Pick<RestorePorts, 'sleep'> & {
     readonly loop: LoopPorts;
     readonly sessions: ReturnType<typeof createSessionRegistry>;
     readonly controller: ReturnType<typeof withStoredSteps>;
@@ -230,7 +228,7 @@ function recoveryAndForks(
   },
 ): Pick<Stepwise, 'recover' | 'takeOver' | 'fork'> {
   const { loop, sessions, controller, hub } = ports;
-  const restorePorts: RestorePorts = { loop, reopen: sessions.reopen, expectPause: controller.expect, hub };
+  const restorePorts: RestorePorts = { loop, reopen: sessions.reopen, expectPause: controller.expect, hub, ...(ports.sleep ? { sleep: ports.sleep } : {}) };
   const open: ForkPorts['open'] = (identity, choices) => sessions.open({ ...identity, ...choices });
   const forkPorts: ForkPorts = { loop, controller, store, claim: ports.claim, open, restoreEngine: ports.restoreEngine };
   return {

@@ -4,6 +4,7 @@ import type { Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import { LoopSession } from './loop-session.js';
 import type { RunHandle, RunViews } from './run-handle.js';
 import type { RunResult } from './run.js';
@@ -95,6 +96,13 @@ export interface Session extends SessionIdentity {
    * `checkpoint`. Cancelled, it ends where it stands as a parked run does; `wake` rebuilds it.
    */
   hibernate(checkpoint: RunCheckpoint, pause: Subscription): void;
+  /**
+   * Recovery with hibernation only: a run restored at the stored pause `pause` holds (pending again in
+   * the controller) comes back hibernated there, as `hibernate` would leave it, with no loop built.
+   */
+  sleep(checkpoint: RunCheckpoint, pause: Subscription): void;
+  /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
+  registry(): ToolRegistry;
   /**
    * Hibernation only: the hibernated run's pause resolved; its loop is rebuilt from the checkpoint as
    * recovery rebuilds it, `resume` applies the resolution, and it goes on with the same handle.

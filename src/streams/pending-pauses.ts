@@ -12,12 +12,8 @@ const SYSTEM = 'system';
 /** `by` of a command that names no one: a single-user server without auth. */
 const LOCAL = 'local';
 
-interface PendingPause {
+interface PendingPause extends PauseChecks {
   readonly info: PauseInfo;
-  readonly validateEdit: EditValidator;
-  /** Undefined: answers are checked against the schemas the pause carries. */
-  readonly validateAnswer: AnswerValidator | undefined;
-  readonly results: Readonly<Record<string, unknown>>;
   /** Resolves the pause if it is still pending; later calls do nothing. */
   readonly resolve: (resolution: PauseResolution) => void;
   /** Hibernated: no run waits on it; its resolution wakes one (`hibernateIn`). */
@@ -130,16 +126,29 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
 
 /** The pause's deadline, and its hibernation when that comes first, in the controller's one index. */
 function schedulePause(book: PauseBook, info: PauseInfo, now: number): void {
+  scheduleDeadline(book, info);
   const { pause_id, deadline_ms } = info;
-  book.deadlines.set(deadlineKey(pause_id), deadline_ms, () =>
-    book.pendingById.get(pause_id)?.resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }),
-  );
   const { hibernateAfterMs, ports } = book;
   if (hibernateAfterMs === undefined || !ports.hibernate || now + hibernateAfterMs >= deadline_ms) return;
   book.deadlines.set(hibernationKey(pause_id), now + hibernateAfterMs, () => {
     const entry = book.pendingById.get(pause_id);
     if (entry) ports.hibernate?.(entry.info);
   });
+}
+
+function scheduleDeadline(book: PauseBook, info: PauseInfo): void {
+  const { pause_id, deadline_ms } = info;
+  book.deadlines.set(deadlineKey(pause_id), deadline_ms, () =>
+    book.pendingById.get(pause_id)?.resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }),
+  );
+}
+
+/** What a command is checked against at a pause: edited arguments, answers, and the results an edit replaces. */
+export interface PauseChecks {
+  readonly validateEdit: EditValidator;
+  /** Undefined: answers are checked against the schemas the pause carries. */
+  readonly validateAnswer: AnswerValidator | undefined;
+  readonly results: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -150,19 +159,37 @@ function schedulePause(book: PauseBook, info: PauseInfo, now: number): void {
 export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined {
   const live = book.pendingById.get(pauseId);
   if (!live || live.dormant) return undefined;
+  // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
+  // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
+  const { info, validateEdit, validateAnswer, results } = live;
+  return sleepIn(book, info, { validateEdit, validateAnswer, results }, wake);
+}
+
+/**
+ * See `StepController.restoreAsleep`: a stored pause pending again, as `pause` with `restore` would
+ * make it, with no run waiting at it: its deadline is set and `paused` published (marked restored),
+ * and its resolution is handed to `wake` as a hibernated pause's is.
+ */
+export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined {
+  if (book.pendingById.has(info.pause_id)) return undefined;
+  const held = sleepIn(book, info, checks, wake);
+  scheduleDeadline(book, info);
+  book.ports.publish(eventFrom('paused', info, book.scheduler.now(), { pause: info, restored: true }));
+  return held;
+}
+
+/** A pending entry no run waits at; unsubscribing the returned subscription first resolves it `cancelled`. */
+function sleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription {
   const held = new Subscription();
   const resolve = (unbound: PauseResolution): void => {
-    if (book.pendingById.get(pauseId) !== dormant) return;
+    if (book.pendingById.get(info.pause_id) !== dormant) return;
     const resolution = bindResolution(unbound);
     settle(book, dormant, resolution);
     if (resolution.reason !== 'cancelled') held.add(handBack(book, info, () => wake(resolution)));
   };
-  // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
-  const { info, validateEdit, validateAnswer, results } = live;
-  const dormant: PendingPause = { info, validateEdit, validateAnswer, results, resolve, dormant: true };
-  // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
-  book.pendingById.set(pauseId, dormant);
-  // Unsubscribed before it resolved: the hibernated run was cancelled (or suspended, muted first).
+  const dormant: PendingPause = { info, ...checks, resolve, dormant: true };
+  book.pendingById.set(info.pause_id, dormant);
+  // Unsubscribed before it resolved: the run was cancelled (or suspended, muted first).
   held.add(() => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM }));
   return held;
 }

@@ -4,7 +4,7 @@ import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
 import type { AnswerValidator } from './answer-decision.js';
 import { createDeadlineIndex } from './deadline-index.js';
-import { disableIn, hibernateIn, pause$, pendingOf, submitTo, type PauseBook } from './pending-pauses.js';
+import { disableIn, hibernateIn, pause$, pendingOf, restoreAsleepIn, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
 
 export type TimeoutAction = 'continue' | 'deny' | 'abort';
@@ -111,6 +111,13 @@ export interface StepController {
    * `cancelled` (publishing `resumed`, no wake). Undefined when not pending or already hibernated.
    */
   hibernate?(pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined;
+  /**
+   * A pause restored from the store (a restart, a takeover) pending again with its id and deadline,
+   * without a run waiting at it: as `hibernate` leaves a pause, with `paused` published (marked
+   * `restored`). `checks` are what `pause` would have been given to check commands with. Undefined
+   * when it cannot (the pause is pending already).
+   */
+  restoreAsleep?(pause: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined;
 }
 
 export function createStepController(ports: StepControllerPorts, config: StepControllerConfig = {}): StepController {
@@ -126,6 +133,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     pause: (request) => pause$(book, request),
     submit: (command) => submitTo(book, command),
     hibernate: (pauseId, wake) => hibernateIn(book, pauseId, wake),
+    restoreAsleep: (pause, checks, wake) => restoreAsleepIn(book, pause, checks, wake),
     get: (pauseId) => pendingById.get(pauseId)?.info,
     convOf: (pauseId) => pendingById.get(pauseId)?.info.conv_id ?? resolved.get(pauseId)?.conv_id,
     pending: (sessionId) =>
