@@ -115,8 +115,10 @@ export class LoopSession implements Session {
     const { active } = this;
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
+    // The stored checkpoint's blocks are a parsed copy of the ones the run holds, which cost less
+    // heap than objects fresh from JSON.parse: the run's are kept.
     this.settings.runs.drop(this.conv_id);
-    this.asleep(checkpoint, pause, active);
+    this.asleep({ ...checkpoint, blocks: active.blocks }, pause, active);
   }
 
   sleep(checkpoint: RunCheckpoint, pause: Subscription): void {
@@ -125,7 +127,7 @@ export class LoopSession implements Session {
     this.settings.onActivity?.(this, true);
   }
 
-  /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks (the store's copy, the only one kept). */
+  /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks. */
   private asleep(checkpoint: RunCheckpoint, pause: Subscription, { handle, own }: Pick<ActiveRun, 'handle' | 'own'>): void {
     this.active = { turn_id: checkpoint.turn_id, blocks: checkpoint.blocks, checkpoint, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
     this.settings.runs.hold(this.conv_id, pause);

@@ -2,9 +2,10 @@ import type { SchedulerLike, Subscription } from 'rxjs';
 import { createDutyHeap } from './duty-heap.js';
 
 /**
- * Every timed duty of one step controller (each pause's deadline, each pause's hibernation) in one
- * sorted structure with one timer armed for the soonest: 100 000 paused runs cost 100 000 small heap
- * entries, not 100 000 scheduled actions (docs/protocol.md, Durability; `paused_resident_per_run`).
+ * Timed duties of one kind (each pause's deadline, say) in one sorted structure with one timer armed
+ * for the soonest: 100 000 paused runs cost 100 000 small heap entries, not 100 000 scheduled actions
+ * (docs/protocol.md, Durability; `paused_resident_per_run`). A duty is its key and its time; what it
+ * does is the index's one `fire`, told the key: no closure per duty.
  *
  * ```
  * set a@30, b@10:  ----------b-------------------a|
@@ -16,15 +17,15 @@ import { createDutyHeap } from './duty-heap.js';
  * before its time never fires. With no duty left no timer stays armed, so an idle process can exit.
  */
 export interface DeadlineIndex {
-  /** Fires `fire` at `at` (epoch ms on the scheduler's clock); replaces a duty set earlier under `key`. */
-  set(key: string, at: number, fire: () => void): void;
+  /** Fires the index's `fire` with `key` at `at` (epoch ms on the scheduler's clock); replaces a duty set earlier under `key`. */
+  set(key: string, at: number): void;
   /** Forgets the duty under `key`; nothing when there is none. */
   delete(key: string): void;
   /** How many duties wait. */
   readonly size: number;
 }
 
-export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
+export function createDeadlineIndex(scheduler: SchedulerLike, fire: (key: string) => void): DeadlineIndex {
   const duties = createDutyHeap();
   let order = 0;
   let armed: { readonly at: number; readonly timer: Subscription } | undefined;
@@ -52,7 +53,7 @@ export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
     firing = true;
     const at = scheduler.now();
     try {
-      for (let due = duties.takeDueBy(at); due; due = duties.takeDueBy(at)) due.fire();
+      for (let due = duties.takeDueBy(at); due; due = duties.takeDueBy(at)) fire(due.key);
     } finally {
       firing = false;
       arm();
@@ -60,8 +61,8 @@ export function createDeadlineIndex(scheduler: SchedulerLike): DeadlineIndex {
   };
 
   return {
-    set: (key, at, fire) => {
-      duties.add({ at, order: order++, key, fire });
+    set: (key, at) => {
+      duties.add({ at, order: order++, key });
       arm();
     },
     delete: (key) => {

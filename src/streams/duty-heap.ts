@@ -1,9 +1,8 @@
-/** A duty of the deadline index (./deadline-index.ts): what fires, when, and in which order among equals. */
+/** A duty of the deadline index (./deadline-index.ts): whose it is, when it fires, and in which order among equals. */
 export interface Duty {
   readonly at: number;
   readonly order: number;
   readonly key: string;
-  readonly fire: () => void;
 }
 
 const before = (a: Duty, b: Duty): boolean => a.at < b.at || (a.at === b.at && a.order < b.order);

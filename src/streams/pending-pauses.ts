@@ -36,8 +36,10 @@ export interface PauseBook {
   readonly resolvedMemory: number;
   /** How long a pause stays resident before `ports.hibernate` is told of it; undefined: never. */
   readonly hibernateAfterMs: number | undefined;
-  /** Every pause's deadline and hibernation, one timer for the soonest. */
+  /** Every pause's deadline by pause id, one timer for the soonest; its duty resolves the pause (`deadlinePassed`). */
   readonly deadlines: DeadlineIndex;
+  /** Every resident pause's hibernation by pause id, the same way (`hibernationDue`). */
+  readonly hibernations: DeadlineIndex;
   // Session -> its filter (undefined: every tool, both phases); present means step mode is on.
   readonly enabled: Map<string, StepFilter | undefined>;
   readonly pendingById: Map<string, PendingPause>;
@@ -53,10 +55,10 @@ export const pendingOf = (book: PauseBook, sessionId: string): PendingPause[] =>
 /** Forgets a pending pause, remembers how it ended and publishes `resumed`. */
 function settle(book: PauseBook, entry: PendingPause, resolution: PauseResolution): void {
   const { info } = entry;
-  const { pendingById, resolved, ports, deadlines } = book;
+  const { pendingById, resolved, ports, deadlines, hibernations } = book;
   pendingById.delete(info.pause_id);
-  deadlines.delete(deadlineKey(info.pause_id));
-  deadlines.delete(hibernationKey(info.pause_id));
+  deadlines.delete(info.pause_id);
+  hibernations.delete(info.pause_id);
   resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
   if (resolved.size > book.resolvedMemory) resolved.delete(resolved.keys().next().value as string);
   ports.onResolved?.(resolution);
@@ -124,23 +126,25 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
   });
 }
 
-/** The pause's deadline, and its hibernation when that comes first, in the controller's one index. */
+/** The pause's deadline, and its hibernation when that comes first, each in the controller's index of its kind. */
 function schedulePause(book: PauseBook, info: PauseInfo, now: number): void {
-  scheduleDeadline(book, info);
   const { pause_id, deadline_ms } = info;
+  book.deadlines.set(pause_id, deadline_ms);
   const { hibernateAfterMs, ports } = book;
   if (hibernateAfterMs === undefined || !ports.hibernate || now + hibernateAfterMs >= deadline_ms) return;
-  book.deadlines.set(hibernationKey(pause_id), now + hibernateAfterMs, () => {
-    const entry = book.pendingById.get(pause_id);
-    if (entry) ports.hibernate?.(entry.info);
-  });
+  book.hibernations.set(pause_id, now + hibernateAfterMs);
 }
 
-function scheduleDeadline(book: PauseBook, info: PauseInfo): void {
-  const { pause_id, deadline_ms } = info;
-  book.deadlines.set(deadlineKey(pause_id), deadline_ms, () =>
-    book.pendingById.get(pause_id)?.resolve({ pause: info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }),
-  );
+/** A pause's deadline passed: it resolves with the timeout action. */
+export function deadlinePassed(book: PauseBook, pauseId: string): void {
+  const entry = book.pendingById.get(pauseId);
+  entry?.resolve({ pause: entry.info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM });
+}
+
+/** A resident pause has waited `hibernateAfterMs`: the hibernate port is told of it. */
+export function hibernationDue(book: PauseBook, pauseId: string): void {
+  const entry = book.pendingById.get(pauseId);
+  if (entry) book.ports.hibernate?.(entry.info);
 }
 
 /** What a command is checked against at a pause: edited arguments, answers, and the results an edit replaces. */
@@ -173,7 +177,7 @@ export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution:
 export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined {
   if (book.pendingById.has(info.pause_id)) return undefined;
   const held = sleepIn(book, info, checks, wake);
-  scheduleDeadline(book, info);
+  book.deadlines.set(info.pause_id, info.deadline_ms);
   book.ports.publish(eventFrom('paused', info, book.scheduler.now(), { pause: info, restored: true }));
   return held;
 }
@@ -210,8 +214,6 @@ function handBack(book: PauseBook, info: PauseInfo, work: () => void): Subscript
   return held;
 }
 
-const deadlineKey = (pauseId: string): string => `d${pauseId}`;
-const hibernationKey = (pauseId: string): string => `h${pauseId}`;
 
 /** See `StepController.submit`. */
 export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResult {

@@ -4,7 +4,7 @@ import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
 import type { AnswerValidator } from './answer-decision.js';
 import { createDeadlineIndex } from './deadline-index.js';
-import { disableIn, hibernateIn, pause$, pendingOf, restoreAsleepIn, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
+import { deadlinePassed, disableIn, hibernateIn, hibernationDue, pause$, pendingOf, restoreAsleepIn, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
 
 export type TimeoutAction = 'continue' | 'deny' | 'abort';
@@ -156,7 +156,7 @@ function createPauseBook(ports: StepControllerPorts, config: StepControllerConfi
     throw new RangeError(`createStepController: hibernateAfterMs must be a non-negative number, got ${hibernateAfterMs}`);
   }
   const scheduler = ports.scheduler ?? asyncScheduler;
-  return {
+  const book: PauseBook = {
     ports,
     scheduler,
     resumeScheduler: ports.resumeScheduler ?? asapScheduler,
@@ -164,9 +164,11 @@ function createPauseBook(ports: StepControllerPorts, config: StepControllerConfi
     timeoutAction: timeoutAction as TimeoutAction,
     resolvedMemory,
     hibernateAfterMs,
-    deadlines: createDeadlineIndex(scheduler),
+    deadlines: createDeadlineIndex(scheduler, (pauseId) => deadlinePassed(book, pauseId)),
+    hibernations: createDeadlineIndex(scheduler, (pauseId) => hibernationDue(book, pauseId)),
     enabled: new Map(),
     pendingById: new Map(),
     resolved: new Map(),
   };
+  return book;
 }

@@ -2,14 +2,25 @@ import { marbles } from 'rxjs-marbles/jest';
 import { createDeadlineIndex } from '../../src/streams/deadline-index.js';
 import { createProbe } from './helpers.js';
 
-/** An index on a logged virtual clock, and what fired when. */
+/** An index on a logged virtual clock, and what fired when; `then` runs more when a key fires. */
 function setup(m: Parameters<Parameters<typeof marbles>[0]>[0]) {
   const timers = createProbe(m);
   const clock = timers.clock();
-  const index = createDeadlineIndex(clock);
+  const then = new Map<string, () => void>();
   const fired: string[] = [];
-  const at = (key: string, time: number) => index.set(key, time, () => fired.push(`${key}@${clock.now()}`));
-  return { index, fired, at, timers, clock };
+  const index = createDeadlineIndex(clock, (key) => {
+    fired.push(`${key}@${clock.now()}`);
+    then.get(key)?.();
+  });
+  const at = (key: string, time: number) => index.set(key, time);
+  return { index, fired, at, timers, then };
+}
+
+/** An index on a clock whose timers run `shift` ms off the time they were armed for, and what fired when. */
+function shifted(m: Parameters<Parameters<typeof marbles>[0]>[0], shift: (delay: number) => number) {
+  const clock = { now: () => m.scheduler.now(), schedule: ((work: () => void, delay = 0) => m.scheduler.schedule(work, shift(delay))) as typeof m.scheduler.schedule };
+  const fired: string[] = [];
+  return { index: createDeadlineIndex(clock, (key) => fired.push(`${key}@${clock.now()}`)), fired };
 }
 
 describe('createDeadlineIndex', () => {
@@ -53,12 +64,10 @@ describe('createDeadlineIndex', () => {
   }));
 
   it('should fire at once a duty whose time has passed, and one set while firing at its own time', marbles((m) => {
-    const { index, fired, at, clock } = setup(m);
+    const { fired, at, then } = setup(m);
     m.scheduler.schedule(() => at('past', 2), 8);
-    index.set('chain', 4, () => {
-      fired.push(`chain@${clock.now()}`);
-      at('next', 4);
-    });
+    then.set('chain', () => at('next', 4));
+    at('chain', 4);
     m.scheduler.schedule(() => expect(fired).toEqual(['chain@4', 'next@4', 'past@8']), 9);
   }));
 
@@ -73,19 +82,15 @@ describe('createDeadlineIndex', () => {
   it('should never fire a duty before its time when a timer fires early, arming again for the rest', marbles((m) => {
     // A real clock: Node's timers count from the event loop's cached time, so one can run a
     // millisecond before the wall clock reaches the time it was armed for.
-    const early = { now: () => m.scheduler.now(), schedule: ((work: () => void, delay = 0) => m.scheduler.schedule(work, delay > 1 ? delay - 1 : delay)) as typeof m.scheduler.schedule };
-    const index = createDeadlineIndex(early);
-    const fired: string[] = [];
-    for (const [key, time] of [['a', 10], ['b', 20]] as const) index.set(key, time, () => fired.push(`${key}@${early.now()}`));
+    const { index, fired } = shifted(m, (delay) => (delay > 1 ? delay - 1 : delay));
+    for (const [key, time] of [['a', 10], ['b', 20]] as const) index.set(key, time);
     m.scheduler.schedule(() => expect(fired).toEqual(['a@10', 'b@20']), 30);
   }));
 
   it('should fire every duty due by the clock when its timer fires late, not one armed time per timer', marbles((m) => {
     // A busy process: every timer runs 5 ms after the time it was armed for.
-    const late = { now: () => m.scheduler.now(), schedule: ((work: () => void, delay = 0) => m.scheduler.schedule(work, delay + 5)) as typeof m.scheduler.schedule };
-    const index = createDeadlineIndex(late);
-    const fired: string[] = [];
-    for (const [key, time] of [['a', 10], ['b', 12], ['c', 14], ['d', 30]] as const) index.set(key, time, () => fired.push(`${key}@${late.now()}`));
+    const { index, fired } = shifted(m, (delay) => delay + 5);
+    for (const [key, time] of [['a', 10], ['b', 12], ['c', 14], ['d', 30]] as const) index.set(key, time);
     m.scheduler.schedule(() => expect(fired).toEqual(['a@15', 'b@15', 'c@15', 'd@35']), 40);
   }));
 });
