@@ -134,33 +134,31 @@ export function pauseChecks(
   blocks: readonly Block[],
   calls: readonly ToolCall[] = phase === 'after_inference' ? pendingToolCalls(blocks) : NO_CALLS,
 ): PauseChecks {
-  return {
-    validateEdit: editValidator(calls, registry),
-    validateAnswer: answerValidator(calls, registry),
-    results: phase === 'after_tools' ? lastResults(blocks) : NO_RESULTS,
-  };
+  return { ...callValidators(calls, registry), results: phase === 'after_tools' ? lastResults(blocks) : NO_RESULTS };
 }
 
 const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 
-/** Edited arguments are checked against the schema of the tool each call names. */
-function editValidator(calls: readonly ToolCall[], registry: ToolRegistry) {
-  return (toolCallId: string, args: unknown): readonly string[] => {
-    const call = calls.find((candidate) => candidate.id === toolCallId);
-    const tool = call && registry.get(call.name);
-    if (!tool) return [`no known tool for tool_call_id "${toolCallId}"`];
-    const validation = tool.validate(args);
-    return validation.ok ? [] : validation.issues;
-  };
-}
-
-/** Answers are checked against the answer schema of the question each call asks. */
-function answerValidator(calls: readonly ToolCall[], registry: ToolRegistry) {
-  return (toolCallId: string, answer: unknown): readonly string[] => {
-    const call = calls.find((candidate) => candidate.id === toolCallId);
-    const human = call && registry.get(call.name)?.human;
-    if (!human) return [`no question with tool_call_id "${toolCallId}"`];
-    const validation = human.validateAnswer(answer);
-    return validation.ok ? [] : validation.issues;
+/**
+ * Edited arguments are checked against the schema of the tool each call names, answers against the
+ * answer schema of the question each call asks. Both made here, so they share one closure context
+ * (of `calls` and `registry`): a hibernated pause keeps them for as long as it waits.
+ */
+function callValidators(calls: readonly ToolCall[], registry: ToolRegistry): Pick<PauseChecks, 'validateEdit' | 'validateAnswer'> {
+  return {
+    validateEdit: (toolCallId, args) => {
+      const call = calls.find((candidate) => candidate.id === toolCallId);
+      const tool = call && registry.get(call.name);
+      if (!tool) return [`no known tool for tool_call_id "${toolCallId}"`];
+      const validation = tool.validate(args);
+      return validation.ok ? [] : validation.issues;
+    },
+    validateAnswer: (toolCallId, answer) => {
+      const call = calls.find((candidate) => candidate.id === toolCallId);
+      const human = call && registry.get(call.name)?.human;
+      if (!human) return [`no question with tool_call_id "${toolCallId}"`];
+      const validation = human.validateAnswer(answer);
+      return validation.ok ? [] : validation.issues;
+    },
   };
 }
