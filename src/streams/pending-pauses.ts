@@ -8,14 +8,14 @@ import { decideAnswers, schemaAnswerValidator, type AnswerValidator } from './an
 import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
 
 /** `by` of what no person decided: the deadline, switching step mode off, cancellation (docs/protocol.md, Durability). */
-const SYSTEM = 'system';
+export const SYSTEM = 'system';
 /** `by` of a command that names no one: a single-user server without auth. */
 const LOCAL = 'local';
 
-interface PendingPause extends PauseChecks {
+export interface PendingPause extends PauseChecks {
   readonly info: PauseInfo;
-  /** Resolves the pause if it is still pending; later calls do nothing. */
-  readonly resolve: (resolution: PauseResolution) => void;
+  /** Resolves the pause if it is still pending; later calls do nothing. A method: call it on its entry. */
+  resolve(resolution: PauseResolution): void;
   /** Hibernated: no run waits on it; its resolution wakes one (`hibernateIn`). */
   readonly dormant?: true;
 }
@@ -53,7 +53,7 @@ export const pendingOf = (book: PauseBook, sessionId: string): PendingPause[] =>
   [...book.pendingById.values()].filter((entry) => entry.info.session_id === sessionId);
 
 /** Forgets a pending pause, remembers how it ended and publishes `resumed`. */
-function settle(book: PauseBook, entry: PendingPause, resolution: PauseResolution): void {
+export function settle(book: PauseBook, entry: PendingPause, resolution: PauseResolution): void {
   const { info } = entry;
   const { pendingById, resolved, ports, deadlines, hibernations } = book;
   pendingById.delete(info.pause_id);
@@ -156,56 +156,13 @@ export interface PauseChecks {
 }
 
 /**
- * See `StepController.hibernate`: the pause stays pending for everyone (listings, commands, its
- * deadline) without the run that waited at it; its resolution is handed to `wake` instead, on the
- * resume scheduler, after `resumed` was published exactly as for a resident pause.
- */
-export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined {
-  const live = book.pendingById.get(pauseId);
-  if (!live || live.dormant) return undefined;
-  // Copied, not referenced: the resident entry's resolve holds the subscriber of the run being freed.
-  // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
-  const { info, validateEdit, validateAnswer, results } = live;
-  return sleepIn(book, info, { validateEdit, validateAnswer, results }, wake);
-}
-
-/**
- * See `StepController.restoreAsleep`: a stored pause pending again, as `pause` with `restore` would
- * make it, with no run waiting at it: its deadline is set and `paused` published (marked restored),
- * and its resolution is handed to `wake` as a hibernated pause's is.
- */
-export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined {
-  if (book.pendingById.has(info.pause_id)) return undefined;
-  const held = sleepIn(book, info, checks, wake);
-  book.deadlines.set(info.pause_id, info.deadline_ms);
-  book.ports.publish(eventFrom('paused', info, book.scheduler.now(), { pause: info, restored: true }));
-  return held;
-}
-
-/** A pending entry no run waits at; unsubscribing the returned subscription first resolves it `cancelled`. */
-function sleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription {
-  const held = new Subscription();
-  const resolve = (unbound: PauseResolution): void => {
-    if (book.pendingById.get(info.pause_id) !== dormant) return;
-    const resolution = bindResolution(unbound);
-    settle(book, dormant, resolution);
-    if (resolution.reason !== 'cancelled') held.add(handBack(book, info, () => wake(resolution)));
-  };
-  const dormant: PendingPause = { info, ...checks, resolve, dormant: true };
-  book.pendingById.set(info.pause_id, dormant);
-  // Unsubscribed before it resolved: the run was cancelled (or suspended, muted first).
-  held.add(() => resolve({ pause: info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM }));
-  return held;
-}
-
-/**
  * Hands a resolved pause's run back: on the resume scheduler, so after whoever resolved it (an HTTP
  * handler) has returned, and once its resolution (the `resumed` frame, the decision row) is committed,
  * so the decision's reply and frame go out before the run's next work and that work does not join
  * their batch. Committed or not, the run goes on, as it did before it paused: a deposed owner's run is
  * stopped by its fenced writes (docs/protocol.md, Several instances).
  */
-function handBack(book: PauseBook, info: PauseInfo, work: () => void): Subscription {
+export function handBack(book: PauseBook, info: PauseInfo, work: () => void): Subscription {
   const held = new Subscription();
   const go = (): void => held.add(book.resumeScheduler.schedule(work));
   const committed$ = book.ports.committed$?.(info.conv_id);
@@ -241,7 +198,7 @@ export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResul
 export function disableIn(book: PauseBook, sessionId: string): number {
   book.enabled.delete(sessionId);
   const released = pendingOf(book, sessionId).filter((entry) => !isBreakpointPause(entry.info));
-  for (const { info, resolve } of released) resolve({ pause: info, reason: 'disabled', decision: { action: 'continue' }, by: SYSTEM });
+  for (const entry of released) entry.resolve({ pause: entry.info, reason: 'disabled', decision: { action: 'continue' }, by: SYSTEM });
   return released.length;
 }
 

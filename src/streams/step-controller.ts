@@ -4,7 +4,8 @@ import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
 import type { AnswerValidator } from './answer-decision.js';
 import { createDeadlineIndex } from './deadline-index.js';
-import { deadlinePassed, disableIn, hibernateIn, hibernationDue, pause$, pendingOf, restoreAsleepIn, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
+import { hibernateIn, restoreAsleepIn } from './dormant-pauses.js';
+import { deadlinePassed, disableIn, hibernationDue, pause$, pendingOf, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
 
 export type TimeoutAction = 'continue' | 'deny' | 'abort';

@@ -1,0 +1,71 @@
+import { Subscription, type Unsubscribable } from 'rxjs';
+import { bindResolution } from './bound-decisions.js';
+import { eventFrom, type PauseInfo } from './events.js';
+import { handBack, settle, SYSTEM, type PauseBook, type PauseChecks, type PendingPause } from './pending-pauses.js';
+import type { AnswerValidator } from './answer-decision.js';
+import type { EditValidator, PauseResolution } from './step-commands.js';
+
+/**
+ * See `StepController.hibernate`: the pause stays pending for everyone (listings, commands, its
+ * deadline) without the run that waited at it; its resolution is handed to `wake` instead, on the
+ * resume scheduler, after `resumed` was published exactly as for a resident pause.
+ */
+export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined {
+  const live = book.pendingById.get(pauseId);
+  if (!live || live.dormant) return undefined;
+  // Replacing the entry makes the resident pause's own resolve a no-op: its run can be unsubscribed.
+  return new DormantPause(book, live.info, live, wake).held;
+}
+
+/**
+ * See `StepController.restoreAsleep`: a stored pause pending again, as `pause` with `restore` would
+ * make it, with no run waiting at it: its deadline is set and `paused` published (marked restored),
+ * and its resolution is handed to `wake` as a hibernated pause's is.
+ */
+export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined {
+  if (book.pendingById.has(info.pause_id)) return undefined;
+  const { held } = new DormantPause(book, info, checks, wake);
+  book.deadlines.set(info.pause_id, info.deadline_ms);
+  book.ports.publish(eventFrom('paused', info, book.scheduler.now(), { pause: info, restored: true }));
+  return held;
+}
+
+/**
+ * A pending pause no run waits at, registered as it is made. A class: an instance may hold 100 000
+ * of them for days, and its methods cost nothing per pause where a resolve and a teardown closure
+ * did. It is its own teardown: unsubscribing `held` before it resolved (the run was cancelled, or
+ * suspended, muted first) resolves it `cancelled`, with no wake.
+ */
+class DormantPause implements PendingPause, Unsubscribable {
+  readonly dormant = true;
+  readonly held = new Subscription();
+  // Copied, not referenced: a resident entry's resolve holds the subscriber of the run being freed.
+  readonly validateEdit: EditValidator;
+  readonly validateAnswer: AnswerValidator | undefined;
+  readonly results: Readonly<Record<string, unknown>>;
+
+  constructor(
+    private readonly book: PauseBook,
+    readonly info: PauseInfo,
+    checks: PauseChecks,
+    private readonly wake: (resolution: PauseResolution) => void,
+  ) {
+    this.validateEdit = checks.validateEdit;
+    this.validateAnswer = checks.validateAnswer;
+    this.results = checks.results;
+    book.pendingById.set(info.pause_id, this);
+    this.held.add(this);
+  }
+
+  resolve(unbound: PauseResolution): void {
+    const { book, info } = this;
+    if (book.pendingById.get(info.pause_id) !== this) return;
+    const resolution = bindResolution(unbound);
+    settle(book, this, resolution);
+    if (resolution.reason !== 'cancelled') this.held.add(handBack(book, info, () => this.wake(resolution)));
+  }
+
+  unsubscribe(): void {
+    this.resolve({ pause: this.info, reason: 'cancelled', decision: { action: 'continue' }, by: SYSTEM });
+  }
+}
