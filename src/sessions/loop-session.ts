@@ -115,8 +115,8 @@ export class LoopSession implements Session {
     const { active } = this;
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
-    // The stored checkpoint's blocks are a parsed copy of the ones the run holds, which cost less
-    // heap than objects fresh from JSON.parse: the run's are kept.
+    // The stored checkpoint's blocks are a parsed copy of the ones the run holds; the run's own
+    // objects cost less heap than ones fresh from JSON.parse, so they are the ones kept.
     this.settings.runs.drop(this.conv_id);
     this.asleep({ ...checkpoint, blocks: active.blocks }, pause, active);
   }
