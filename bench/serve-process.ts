@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { within } from './scenario.js';
 
 /**
@@ -61,31 +60,6 @@ export function readRssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+)\s+kB/.exec(status);
   if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(match[1]);
-}
-
-export interface JsonReply {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-/** A JSON client over `connections` keep-alive sockets. */
-export function createJsonClient(base: string, connections: number): { send(method: string, path: string, body?: unknown): Promise<JsonReply>; close(): void } {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const send = (method: string, path: string, body?: unknown): Promise<JsonReply> =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
-      const req = request(`${base}${path}`, { method, agent, headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(payload);
-    });
-  return { send, close: () => agent.destroy() };
 }
 
 /** Runs `task(i)` for i in [0, count) with at most `concurrency` at once. */

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entry, type BenchEntry } from './bench-entry.js';
 import type { LoadedLib } from './lib.js';
-import { createJsonClient, eachBounded, startServe, type ServeProcess } from './serve-process.js';
+import { createJsonClient } from './post-json.js';
+import { eachBounded, startServe, type ServeProcess } from './serve-process.js';
 import { within } from './scenario.js';
 
 /**
