@@ -30,8 +30,12 @@ export interface RunCheckpoint {
   /** The run's own system prompt (the `/chat` override), which the history does not carry. */
   readonly system_prompt?: string;
   readonly profile?: string;
-  /** The pause the run waits at, when `next` follows a pause point that was published. */
-  readonly pause_id?: string;
+  /**
+   * The pause this run waited at (`next` is its phase), resolved and committed before the run went
+   * past it: recovery goes on from the pause as decided instead of pausing again (docs/protocol.md,
+   * Durability). The run's next checkpoint drops it.
+   */
+  readonly resolved?: ResolvedPause;
   /**
    * Tool calls that had started and not finished when this was written: after a crash they are run
    * again only when idempotent, else answered "interrupted" (docs/protocol.md, Durability).
@@ -39,6 +43,12 @@ export interface RunCheckpoint {
   readonly running_tool_call_ids?: readonly string[];
   /** Epoch ms when it was written. */
   readonly at_ms: number;
+}
+
+/** A resolved pause as its run's checkpoint keeps it: which pause, and the decision the loop applies. */
+export interface ResolvedPause {
+  readonly pause_id: string;
+  readonly decision: StoredPauseDecision;
 }
 
 /** A conversation with what recovery needs to rebuild its session. */

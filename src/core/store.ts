@@ -1,11 +1,11 @@
 import type { Observable } from 'rxjs';
-import type { RunCheckpoint, StoreSnapshot } from './checkpoints.js';
+import type { ResolvedPause, RunCheckpoint, StoreSnapshot } from './checkpoints.js';
 import type { GrantStore } from './grants.js';
 import type { FrameEvent, FramePage, FrameQuery, StoredFrame } from './store-frames.js';
 import type { ConversationRecord, DecisionRecord, JsonValue, StepSetting, StoredPause } from './store-records.js';
 import type { Turn } from './turns.js';
 
-export type { CheckpointPhase, RunCheckpoint, StoredConversation, StoreSnapshot } from './checkpoints.js';
+export type { CheckpointPhase, ResolvedPause, RunCheckpoint, StoredConversation, StoreSnapshot } from './checkpoints.js';
 export type { FrameEvent, FramePage, FrameQuery, StoredFrame, WireFrame } from './store-frames.js';
 export type {
   ConversationRecord,
@@ -65,8 +65,12 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   appendFrames(frames: readonly StoredFrame<E>[]): Observable<never>;
   /** A pause the run waits at (docs/protocol.md, The pause object). */
   putPause(pause: StoredPause): void;
-  /** Records a decision in the audit trail and drops the pending pause it resolved. */
-  recordDecision(decision: DecisionRecord): void;
+  /**
+   * Records a decision in the audit trail and drops the pending pause it resolved. With `resolved`,
+   * the run's checkpoint (if it has one) keeps the decision until its next checkpoint, in the same
+   * commit: a restart between the two goes on from the pause as decided.
+   */
+  recordDecision(decision: DecisionRecord, resolved?: ResolvedPause): void;
   /** Replaces the run's checkpoint (one per run: the latest boundary). */
   putCheckpoint(checkpoint: RunCheckpoint): void;
   /** The run ended: it has nothing to resume. */

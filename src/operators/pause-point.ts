@@ -2,7 +2,7 @@ import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs
 import { isToolUseBlock, pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseChecks } from '../streams/pending-pauses.js';
-import type { PauseResolution, ResultEdit } from '../streams/step-commands.js';
+import type { PauseDecision, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
 import { grantedOr, type GrantPorts } from './grant-point.js';
@@ -75,7 +75,7 @@ export function pauseAt(
         tool_calls: toolCalls,
         ...pauseChecks(phase, registry, state.blocks, calls),
       })
-      .pipe(map((resolution) => applyResolution(phase, state, resolution)));
+      .pipe(map((resolution) => applyResolution(phase, state, resolution.decision)));
   // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
   const mayGrant = phase === 'after_inference' && hasGrants(ports) && controller.restores?.(run.inference_id, phase) !== true;
   return mayGrant ? grantedOr(ports, registry, state, calls, pause$) : pause$();
@@ -89,9 +89,11 @@ const hasGrants = (ports: PausePorts): ports is PausePorts & GrantPorts =>
 
 const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 
-/** A pause's resolution on the state it paused: the run goes on from what this returns (also a hibernated run, rebuilt). */
-export function applyResolution(phase: PausePhase, state: LoopState, resolution: PauseResolution): LoopState {
-  const { decision } = resolution;
+/**
+ * A pause's decision on the state it paused: the run goes on from what this returns (also a hibernated
+ * run, rebuilt, and a run whose decision was committed before a restart).
+ */
+export function applyResolution(phase: PausePhase, state: LoopState, decision: PauseDecision): LoopState {
   if (decision.action === 'abort') return endWith(state, { status: 'failed', error: decision.reason });
   if (phase === 'after_inference') return withDecision(state, decision);
   return decision.action === 'edit' && decision.results ? withBlocks(state, replaceResults(state.blocks, decision.results)) : state;

@@ -65,7 +65,7 @@ function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: Ru
 
 /** A hibernated run's wake: its rebuild, queued once its pause's resolution is committed (the controller waits for that). */
 const wakeOf = (ports: HibernationPorts, session: Session, pause: PauseInfo) => (resolution: PauseResolution): void =>
-  ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution)));
+  ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution.decision)));
 
 function readAndHibernate(ports: HibernationPorts, pause: PauseInfo): void {
   ports.store.checkpoints(pause.conv_id).then(

@@ -3,7 +3,7 @@ import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPause
 import type { Block } from '../core/turns.js';
 import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
 import { applyResolution, pauseAt } from '../operators/pause-point.js';
-import type { PauseResolution } from '../streams/step-commands.js';
+import type { PauseDecision } from '../streams/step-commands.js';
 import type { EventHub } from '../streams/event-hub.js';
 import { eventFrom, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
@@ -79,7 +79,7 @@ export function recoverFrom(
     const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
     runs += 1;
     if (!pause) {
-      session.resume(checkpoint, prepare);
+      session.resume(checkpoint, goingOn(checkpoint, prepare));
       continue;
     }
     pauses += 1;
@@ -92,6 +92,17 @@ export function recoverFrom(
     if (!ports.sleep(session, checkpoint, pause)) park(ports, session, checkpoint, pause, (state) => state);
   }
   return { conversations: snapshot.conversations.length, runs, pauses };
+}
+
+/**
+ * How a run without a pending pause re-enters: at its checkpoint's phase, or, when the pause it waited
+ * at there was decided and the decision committed before the run went on, past that pause as decided
+ * (the decision's `debugger.resume` is in the log already; pausing again would lose it).
+ */
+function goingOn(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): (state: LoopState) => LoopState {
+  const { next, resolved } = checkpoint;
+  if (!resolved || (next !== 'after_inference' && next !== 'after_tools')) return prepare;
+  return (state) => resumeAfter(next, prepare(state), resolved.decision);
 }
 
 /** Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled). */
@@ -157,11 +168,11 @@ function waitAt(ports: RecoveryPorts['loop'], phase: StoredPausePhase, state: Lo
 }
 
 /**
- * A rebuilt run's state once its pause resolved while hibernated (docs/protocol.md, Durability): the resolution applied as
- * the pause would have applied it, and the loop sent on to the phase after the pause, as `waitAt` does.
+ * A rebuilt run's state once its pause resolved while hibernated, or before a restart (docs/protocol.md, Durability): the
+ * decision applied as the pause would have applied it, and the loop sent on to the phase after the pause, as `waitAt` does.
  */
-export function resumeAfter(phase: StoredPausePhase, state: LoopState, resolution: PauseResolution): LoopState {
-  return applyResolution(phase, withNext(state, AFTER[phase]), resolution);
+export function resumeAfter(phase: StoredPausePhase, state: LoopState, decision: PauseDecision): LoopState {
+  return applyResolution(phase, withNext(state, AFTER[phase]), decision);
 }
 
 /**

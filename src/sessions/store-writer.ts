@@ -66,7 +66,12 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
       // Queued before the call runs: a call that cannot run twice waits for its checkpoint, and so for this row too.
       else if (event.type === 'granted') store.recordDecision(grantedDecision(event));
     },
-    resolved: (resolution) => store.recordDecision(toDecision(resolution, ports.scheduler.now())),
+    // The run's checkpoint keeps the decision until the run goes past the pause (a cancelled run does not go on).
+    resolved: (resolution) =>
+      store.recordDecision(
+        toDecision(resolution, ports.scheduler.now()),
+        resolution.reason === 'cancelled' ? undefined : { pause_id: resolution.pause.pause_id, decision: resolution.decision },
+      ),
     runEnded: (session, result) => {
       store.putTurn(result.conv_id, result.turn);
       store.deleteCheckpoint(result.conv_id, result.inference_id);

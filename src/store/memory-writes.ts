@@ -66,10 +66,13 @@ export function createMemoryWrites<E extends FrameEvent>(tables: MemoryTables<E>
       writable();
       pauses.set(pause.pause_id, pause);
     },
-    recordDecision: (decision) => {
+    recordDecision: (decision, resolved) => {
       writable();
       pauses.delete(decision.pause_id);
-      rowsOf(decision.conv_id).decisions.push(decision);
+      const row = rowsOf(decision.conv_id);
+      row.decisions.push(decision);
+      const at = resolved ? indexOfRun(row.checkpoints, decision.inference_id) : -1;
+      if (at >= 0) row.checkpoints[at] = { ...(row.checkpoints[at] as RunCheckpoint), resolved };
     },
     putCheckpoint: (checkpoint) => {
       writable();

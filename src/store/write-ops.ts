@@ -1,4 +1,4 @@
-import type { ConversationRecord, DecisionRecord, FrameEvent, JsonValue, RunCheckpoint, StepSetting, Store, StoredFrame, StoredPause } from '../core/store.js';
+import type { ConversationRecord, DecisionRecord, FrameEvent, JsonValue, ResolvedPause, RunCheckpoint, StepSetting, Store, StoredFrame, StoredPause } from '../core/store.js';
 import type { Turn } from '../core/turns.js';
 
 /** One queued write, applied in order inside its batch's transaction. */
@@ -8,7 +8,7 @@ export type WriteOp =
   | { readonly kind: 'turn'; readonly conv_id: string; readonly turn: Turn }
   | { readonly kind: 'frames'; readonly frames: readonly StoredFrame<FrameEvent>[] }
   | { readonly kind: 'pause'; readonly pause: StoredPause }
-  | { readonly kind: 'decision'; readonly decision: DecisionRecord }
+  | { readonly kind: 'decision'; readonly decision: DecisionRecord; readonly resolved?: ResolvedPause }
   | { readonly kind: 'checkpoint'; readonly checkpoint: RunCheckpoint }
   | { readonly kind: 'checkpoint-deleted'; readonly conv_id: string; readonly inference_id: string }
   | { readonly kind: 'engine-state'; readonly conv_id: string; readonly state: JsonValue }
@@ -62,7 +62,8 @@ class Places {
  * first write (so a turn keeps its order) with the content of its last. A run that goes through
  * several phases in one tick then serialises its growing turn once, not once per phase.
  * Moving a write earlier is safe because nothing else in the batch reads or sets its row, except a
- * whole conversation record (which sets the step setting) and a delete: past those nothing moves.
+ * whole conversation record (which sets the step setting), a decision that marks its run's
+ * checkpoint, and a delete: past those nothing moves.
  * A conversation record is written once, in the place of its last write.
  */
 export function liveOps(ops: readonly WriteOp[]): WriteOp[] {
@@ -87,6 +88,8 @@ export function liveOps(ops: readonly WriteOp[]): WriteOp[] {
       recordAt.delete(op.conv_id);
       places.delete(op.conv_id);
     }
+    // A decision that marks its run's checkpoint sets that row: a later checkpoint may not move before it.
+    if (op.kind === 'decision' && op.resolved) places.delete(op.decision.conv_id, 'checkpoint');
     const row = rowOf(op);
     const place = row === undefined ? undefined : places.get(...row);
     if (place !== undefined) {
@@ -127,7 +130,7 @@ export function queuedWrites(push: (op: WriteOp) => void): QueuedWrites {
     setStep: (conv_id, step) => push({ kind: 'step', conv_id, step }),
     putTurn: (conv_id, turn) => push({ kind: 'turn', conv_id, turn }),
     putPause: (pause) => push({ kind: 'pause', pause }),
-    recordDecision: (decision) => push({ kind: 'decision', decision }),
+    recordDecision: (decision, resolved) => push(resolved ? { kind: 'decision', decision, resolved } : { kind: 'decision', decision }),
     putCheckpoint: (checkpoint) => push({ kind: 'checkpoint', checkpoint }),
     deleteCheckpoint: (conv_id, inference_id) => push({ kind: 'checkpoint-deleted', conv_id, inference_id }),
     putEngineState: (conv_id, state) => push({ kind: 'engine-state', conv_id, state }),

@@ -1,3 +1,4 @@
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { get, post } from '../helpers/server-harness.js';
 import type { CliServer } from '../helpers/server-cli.js';
 import { SemClient } from '../helpers/server-ws-client.js';
@@ -57,6 +58,35 @@ describe('durable runs across kill -9 and restart', () => {
     expect(done.turns).toHaveLength(1);
     expect(done.turns[0].blocks.at(-1)).toMatchObject({ kind: 'llm_text', payload: { text: 'All done.' } });
     expect(d().runs()).toEqual(['slow']);
+    await again.close();
+  }, 30_000);
+
+  it("should go on past a pause as decided when the kill landed after the decision's commit and before the run's next checkpoint", async () => {
+    const script = d().script('tool', 'slow');
+    const first = await serve(d(), script);
+    const { ws, pause } = await runToPause(first.base, first.wsBase, 'c5');
+    await ws.close();
+    await first.stop('SIGKILL');
+    // What a deny's 200 had committed (the audit row, and the decision on the run's checkpoint, one
+    // transaction) when the process died before its run went on: written by the store the CLI uses.
+    const store = createSqliteStore({ dataDir: d().dataDir });
+    const decision = { action: 'deny', reason: 'not now' } as const;
+    store.recordDecision(
+      { conv_id: 'c5', pause_id: pause.pause_id, phase: 'after_inference', inference_id: pause.metadata.inference_id, reason: 'denied', by: 'local', at_ms: Date.now(), tool_call_ids: ['call_1'], message: 'not now' },
+      { pause_id: pause.pause_id, decision },
+    );
+    await store.close();
+
+    const second = await serve(d(), script);
+    const again = await SemClient.connect(`${second.wsBase}/ws?conv_id=c5&since_seq=0`);
+    // Not paused again at the decided pause: the run is past it, at its after_tools pause.
+    const next = await again.waitFor((frame) => frame.type === 'debugger.pause' && frame.pause_id !== pause.pause_id);
+    expect(next.phase).toBe('after_tools');
+    expect((await post(second.base, '/debug/continue', { pause_id: next.pause_id })).status).toBe(200);
+    expect(await again.waitFor((frame) => frame.type === 'run.end')).toMatchObject({ status: 'completed' });
+    const blocks = (await conversation(second.base, 'c5')).turns[0].blocks;
+    expect(blocks.find((block: { kind: string }) => block.kind === 'tool_use').payload).toEqual({ id: 'call_1', result: null, error: 'denied by operator: not now' });
+    expect(d().runs()).toEqual([]);
     await again.close();
   }, 30_000);
 

@@ -23,14 +23,24 @@ function barrierLoop(m: Pick<Context, 'cold'>, barrierMarbles: string) {
   return { loop: toolLoop(ports, { onBoundary }), barrier, tool };
 }
 
-/** A memory store that also records each checkpoint written and each one deleted, with the virtual time. */
-function recordingStore(now: () => number): { store: Store; log: string[]; checkpoints: RunCheckpoint[] } {
+/**
+ * A memory store that also records each checkpoint written and each one deleted, with the virtual
+ * time, and the run's checkpoints as each decision left them.
+ */
+function recordingStore(now: () => number): { store: Store; log: string[]; checkpoints: RunCheckpoint[]; afterDecisions: Promise<RunCheckpoint[]>[] } {
   const store = createMemoryStore();
   const log: string[] = [];
   const checkpoints: RunCheckpoint[] = [];
+  const afterDecisions: Promise<RunCheckpoint[]>[] = [];
   return {
     store: {
       ...store,
+      recordDecision: (decision, resolved) => {
+        log.push(`${now()}:decided`);
+        store.recordDecision(decision, resolved);
+        // The memory store reads its rows when called: this is the checkpoint as the decision left it.
+        afterDecisions.push(store.checkpoints(decision.conv_id));
+      },
       putCheckpoint: (checkpoint) => {
         log.push(`${now()}:${checkpoint.next}`);
         checkpoints.push(checkpoint);
@@ -43,6 +53,7 @@ function recordingStore(now: () => number): { store: Store; log: string[]; check
     },
     log,
     checkpoints,
+    afterDecisions,
   };
 }
 
@@ -54,9 +65,24 @@ describe('toolLoop checkpoint port (onBoundary)', () => {
     m.scheduler.schedule(() => rt.sw.controller.submit({ pause_id: 'pause_1' }), 5);
     m.scheduler.schedule(() => rt.sw.controller.submit({ pause_id: 'pause_2' }), 20);
     m.flush();
-    expect(recorded.log).toEqual(['0:inference', '0:after_inference', '5:tools', '15:after_tools', '20:inference', '20:end']);
+    expect(recorded.log).toEqual(['0:inference', '0:after_inference', '5:decided', '5:tools', '15:after_tools', '20:decided', '20:inference', '20:end']);
     const atTools = recorded.checkpoints[2];
     expect(atTools).toMatchObject({ next: 'tools', iteration: 1, running_tool_call_ids: [expect.any(String)], decision: { action: 'continue' } });
+  }));
+
+  it("should keep a decision on the run's checkpoint from its commit until the run's next checkpoint, so a restart between them goes on as decided", marbles(async (m) => {
+    const recorded = recordingStore(() => m.scheduler.now());
+    const rt = createTestRuntime({ responses: [callEcho('a'), { text: 'done' }], stepMode: true, tool: createVirtualTool({ delayMs: 10 }), store: recorded.store });
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'hi' }).result$.subscribe(), 0);
+    m.scheduler.schedule(() => rt.sw.controller.submit({ pause_id: 'pause_1', action: 'deny', reason: 'no' }), 5);
+    m.scheduler.schedule(() => rt.sw.controller.submit({ pause_id: 'pause_2' }), 20);
+    m.flush();
+    const [atFirst, atSecond] = await Promise.all(recorded.afterDecisions);
+    expect(atFirst).toEqual([{ ...recorded.checkpoints[1], resolved: { pause_id: 'pause_1', decision: { action: 'deny', reason: 'no', args_digests: {} } } }]);
+    expect(atSecond).toEqual([{ ...recorded.checkpoints[3], resolved: { pause_id: 'pause_2', decision: { action: 'continue' } } }]);
+    // Each checkpoint the run wrote after a decision is its own, without it.
+    expect(recorded.checkpoints.map((checkpoint) => checkpoint.resolved)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(await rt.sw.store.checkpoints('c1')).toEqual([]);
   }));
 
   it('should checkpoint inside a whole step too when step mode is off: a crash in its tools does not redo its inference', marbles((m) => {

@@ -42,7 +42,7 @@ describe('sqlite store', () => {
     store.putTurn('c1', { id: 't1', blocks: [{ id: 'u1', kind: 'user', role: 'user', payload: { text: 'hi' } }] });
     store.putPause(pause('c1', 'p2'));
     store.recordDecision(decision('c1', 'p1'));
-    store.putCheckpoint(checkpoint('c1', 'inf_1', { pause_id: 'p2' }));
+    store.putCheckpoint(checkpoint('c1', 'inf_1', { resolved: { pause_id: 'p0', decision: { action: 'deny', reason: 'no', tool_call_ids: ['call_1'] } } }));
     store.putEngineState('c1', { cursor: 4 });
     for (let from = 1; from <= frameCount; from += 100) await append(store, frames('c1', from, Math.min(frameCount, from + 99)));
     await store.close();
@@ -61,7 +61,7 @@ describe('sqlite store', () => {
       },
     ]);
     expect(snapshot.pauses).toEqual([pause('c1', 'p2')]);
-    expect(snapshot.checkpoints).toEqual([checkpoint('c1', 'inf_1', { pause_id: 'p2' })]);
+    expect(snapshot.checkpoints).toEqual([checkpoint('c1', 'inf_1', { resolved: { pause_id: 'p0', decision: { action: 'deny', reason: 'no', tool_call_ids: ['call_1'] } } })]);
     expect(await store.decisions('c1')).toEqual([decision('c1', 'p1')]);
     expect((await store.frames('c1')).frames).toEqual(frames('c1', 1, 20));
     await expect(append(store, frames('c1', 20, 20))).rejects.toThrow('frame seq 20 where 21 was next');

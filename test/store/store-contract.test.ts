@@ -157,7 +157,6 @@ describe.each(adapters)('store contract: %s', (_name, setup) => {
       next: 'tools',
       decision: { action: 'edit', edits: { call_1: { text: 'x' } } },
       running_tool_call_ids: ['call_1'],
-      pause_id: 'p1',
     });
     store.putCheckpoint(later);
     store.putCheckpoint(checkpoint('c2', 'inf_9'));
@@ -165,6 +164,35 @@ describe.each(adapters)('store contract: %s', (_name, setup) => {
     expect(await store.checkpoints()).toHaveLength(2);
     store.deleteCheckpoint('c1', 'inf_1');
     expect(await store.checkpoints('c1')).toEqual([]);
+  });
+
+  it("should keep a resolved pause on its run's checkpoint, committed with its decision, until the run's next checkpoint", async () => {
+    const atPause = checkpoint('c1', 'inf_1', {
+      blocks: [{ id: 'b2', kind: 'tool_call', role: 'assistant', payload: { id: 'call_1', name: 'echo', args: { text: 'é "q" \\ }', n: 1.5e-7, none: [] } } }],
+    });
+    const resolved = { pause_id: 'p1', decision: { action: 'edit', edits: { call_1: { text: 'x', list: [] } } } } as const;
+    store.putCheckpoint(atPause);
+    store.putCheckpoint(checkpoint('c2', 'inf_1'));
+    store.putPause(pause('c1', 'p1'));
+    await store.flush();
+    store.recordDecision(decision('c1', 'p1'), resolved);
+    // A decision of a run without a checkpoint (it ended), and one without a resolved pause, mark nothing.
+    store.recordDecision(decision('c3', 'p3'), { pause_id: 'p3', decision: { action: 'continue' } });
+    store.recordDecision(decision('c2', 'p2'));
+    await store.flush();
+    expect(await store.checkpoints('c1')).toEqual([{ ...atPause, resolved }]);
+    expect(await store.checkpoints('c2')).toEqual([checkpoint('c2', 'inf_1')]);
+    expect(await store.checkpoints('c3')).toEqual([]);
+    expect((await store.load()).checkpoints).toContainEqual({ ...atPause, resolved });
+    // In one batch, a checkpoint written after the decision is the run's last word, and has no resolved pause.
+    const past = checkpoint('c2', 'inf_1', { next: 'tools', iteration: 2 });
+    store.putCheckpoint(checkpoint('c2', 'inf_1', { iteration: 2 }));
+    store.recordDecision(decision('c2', 'p4'), { pause_id: 'p4', decision: { action: 'continue' } });
+    store.putCheckpoint(past);
+    store.putCheckpoint(checkpoint('c1', 'inf_1', { next: 'tools' }));
+    await store.flush();
+    expect(await store.checkpoints('c2')).toEqual([past]);
+    expect(await store.checkpoints('c1')).toEqual([checkpoint('c1', 'inf_1', { next: 'tools' })]);
   });
 
   it('should keep opaque engine state per conversation', async () => {

@@ -77,14 +77,23 @@ redis.call('ZADD', KEYS[7], ARGV[5], ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[4])
 return 0`,
-  /** KEYS: pauses, pause-order, the conversation's pause set, decisions, decided, lease, pause-deadlines. ARGV: pause id, decision JSON, token. */
+  /**
+   * KEYS: pauses, pause-order, the conversation's pause set, decisions, decided, lease, pause-deadlines,
+   * checkpoints. ARGV: pause id, decision JSON, token, the run's checkpoint field, the resolved pause's
+   * JSON (empty: none). The resolved pause joins the checkpoint's JSON object as its last member, by
+   * text: decoding and encoding it with cjson would change its numbers and empty arrays.
+   */
   stepwiseDecision: `
 ${FENCED('KEYS[6]', 'ARGV[3]')}
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
-if redis.call('SADD', KEYS[5], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[4], ARGV[2]) end
+if redis.call('SADD', KEYS[5], ARGV[1]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[4], ARGV[2])
+if ARGV[5] == '' then return 0 end
+local checkpoint = redis.call('HGET', KEYS[8], ARGV[4])
+if checkpoint then redis.call('HSET', KEYS[8], ARGV[4], string.sub(checkpoint, 1, -2) .. ',"resolved":' .. ARGV[5] .. '}') end
 return 0`,
   /**
    * KEYS: checkpoints, the conversation's checkpoint set, lease. ARGV: field, checkpoint JSON (empty:

@@ -58,8 +58,14 @@ function queueRunWrite(multi: ChainableCommander, keys: RedisKeys, op: RunOp, to
       callScript(
         multi,
         'stepwiseDecision',
-        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease, keys.pauseDeadlines],
-        [op.decision.pause_id, toJsonText(op.decision), token],
+        [keys.pauses, keys.pauseOrder, own.pauses, own.decisions, own.decided, own.lease, keys.pauseDeadlines, keys.checkpoints],
+        [
+          op.decision.pause_id,
+          toJsonText(op.decision),
+          token,
+          checkpointField(op.decision.conv_id, op.decision.inference_id),
+          op.resolved ? toJsonText(op.resolved) : '',
+        ],
       );
       return;
     }

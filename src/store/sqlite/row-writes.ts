@@ -22,6 +22,7 @@ export function createRowWriter(
   const deletePause = prepare(`DELETE FROM pauses WHERE pause_id = ?`);
   const putDecision = prepare(`INSERT INTO decisions (conv_id, decision) VALUES (?, ?)`);
   const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint, blocks) VALUES (?, ?, ?, ?)`);
+  const markCheckpoint = prepare(`UPDATE checkpoints SET checkpoint = json_set(checkpoint, '$.resolved', json(?)) WHERE conv_id = ? AND inference_id = ?`);
   const deleteCheckpoint = prepare(`DELETE FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
   const putEngineState = prepare(`INSERT OR REPLACE INTO engine_state (conv_id, state) VALUES (?, ?)`);
   const deletes = ['conversations', 'turns', 'turn_blocks', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
@@ -45,6 +46,7 @@ export function createRowWriter(
       case 'decision':
         deletePause.run(op.decision.pause_id);
         putDecision.run(op.decision.conv_id, toJsonText(op.decision));
+        if (op.resolved) markCheckpoint.run(toJsonText(op.resolved), op.decision.conv_id, op.decision.inference_id);
         return;
       case 'checkpoint': {
         const { blocks, ...rest } = op.checkpoint;
