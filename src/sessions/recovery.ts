@@ -184,11 +184,13 @@ const pausesAgain = (ports: RecoveryPorts['loop'], pause: StoredPause): boolean 
 
 /** The `log` frame a run re-entered after a restart publishes first (docs/protocol.md, Durability). */
 function announceResumed(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint): void {
+  const { resolved } = checkpoint;
+  const where = resolved ? `past its pause ${resolved.pause_id}, as decided` : `at ${checkpoint.next}`;
   ports.publish(
     eventFrom('log', checkpoint, ports.scheduler.now(), {
       level: 'info',
-      message: `run ${checkpoint.inference_id} resumed after a restart at ${checkpoint.next}`,
-      fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration },
+      message: `run ${checkpoint.inference_id} resumed after a restart ${where}`,
+      fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration, ...(resolved ? { decided_pause_id: resolved.pause_id } : {}) },
     }),
   );
 }

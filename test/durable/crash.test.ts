@@ -79,6 +79,8 @@ describe('durable runs across kill -9 and restart', () => {
 
     const second = await serve(d(), script);
     const again = await SemClient.connect(`${second.wsBase}/ws?conv_id=c5&since_seq=0`);
+    const resumed = await again.waitFor((frame) => frame.type === 'log');
+    expect(resumed.message).toBe(`run ${pause.metadata.inference_id} resumed after a restart past its pause ${pause.pause_id}, as decided`);
     // Not paused again at the decided pause: the run is past it, at its after_tools pause.
     const next = await again.waitFor((frame) => frame.type === 'debugger.pause' && frame.pause_id !== pause.pause_id);
     expect(next.phase).toBe('after_tools');
