@@ -13,7 +13,7 @@ import { createMemoryWatch } from './memory.js';
 import { startOperators, type Decision, type Operators } from './operators.js';
 import { createRng } from './rng.js';
 import { startService, type Service } from './service.js';
-import { countedViolations, countPauses, latencies, observedTotals } from './summary.js';
+import { countedViolations, countPauses, countResumedPastDecisions, latencies, observedTotals } from './summary.js';
 import { resolveSoakOptions, type ResolvedSoakOptions, type SoakOptions, type SoakReport, type Violation } from './types.js';
 
 export type { SoakOptions, SoakReport, Violation } from './types.js';
@@ -75,6 +75,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       observed: observedTotals(observers),
       latency: latencies(ops.decisions),
       ...(faultResults.failover ? { failover: summariseFailover(service, faultResults.failover) } : {}),
+      resumed_past_decisions: countResumedPastDecisions(inspected.collected),
       ...(faultResults.redisDownMs !== undefined ? { redis_down_ms: faultResults.redisDownMs } : {}),
       server_stderr_lines: service.stderrLines(),
       memory: memory.summary(service.instances.map((instance) => started.filter((run) => run.instance === instance.index).length)),

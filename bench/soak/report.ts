@@ -33,6 +33,7 @@ export function formatReport(report: SoakReport, perKind = 50): string {
     const f = report.failover;
     rows.push(['failover after SIGKILL (first / last takeover)', `${ms(f.first_takeover_ms)} / ${ms(f.last_takeover_ms)} (instance ${f.instance}, ${f.owned_runs} runs open there, ${f.takeovers} taken over, restarted after ${f.restarted_after_ms} ms)`]);
   }
+  if (report.failover || report.resumed_past_decisions > 0) rows.push(['runs resumed past a decided pause (log frame)', String(report.resumed_past_decisions)]);
   if (report.redis_down_ms !== undefined) rows.push(['redis down', `${report.redis_down_ms} ms`]);
   rows.push(['server stderr lines', String(report.server_stderr_lines)]);
   const { instances_rss_mb: rss, per_paused_run_kb: perRun, harness_rss_mb: harness } = report.memory;

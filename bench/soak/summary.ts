@@ -25,6 +25,13 @@ export function countPauses(ops: Operators, collected: ReadonlyMap<string, Colle
   return ids.size;
 }
 
+/** Runs whose `log` frame says they resumed past a pause decided before their owner stopped (docs/protocol.md, Durability). */
+export function countResumedPastDecisions(collected: ReadonlyMap<string, Collected>): number {
+  let count = 0;
+  for (const { frames } of collected.values()) for (const frame of frames ?? []) if (frame.type === 'log' && / past its pause \S+, as decided$/.test(String(frame.message))) count += 1;
+  return count;
+}
+
 /** First-attempt 200s, split by whether they were sent to the run's owner or forwarded by another instance. */
 export function latencies(decisions: readonly Decision[]): SoakReport['latency'] {
   const firstTry = decisions.filter((d) => d.result === 'acknowledged' && d.attempts.length === 1 && d.ownerAtSend !== undefined);

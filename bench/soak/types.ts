@@ -101,6 +101,11 @@ export interface SoakReport {
   /** POST /debug/continue round trips answered 200 at the first attempt, by where they were sent. */
   readonly latency: { readonly forwarded: LatencySummary; readonly at_owner: LatencySummary };
   readonly failover?: FailoverSummary;
+  /**
+   * Runs taken over (or restarted) past a pause whose decision was committed before their owner
+   * stopped and before they went on: the window where a decision would be lost if a takeover paused again.
+   */
+  readonly resumed_past_decisions: number;
   /** How long Redis was down with `redisRestart` (from stop to answering PING again), ms. */
   readonly redis_down_ms?: number;
   /** Lines the servers wrote to stderr (e.g. `stepwise: unexpected error`); not a violation by itself. */
