@@ -71,8 +71,24 @@ function whatWentWrong(ack: Decision, input: DecisionCheckInput): string[] {
   const resumes = frames.filter((frame) => frame.type === 'debugger.resume' && frame.id === pause.pause_id);
   if (resumes.length === 0) problems.push('no debugger.resume in the log');
   else if (resumes[0]?.reason !== REASON[body.action]) problems.push(`debugger.resume says ${resumes[0]?.reason} by ${resumes[0]?.by}`);
+  const again = pausedAgain(frames, pause.pause_id);
+  if (again) problems.push(`its run paused at the same point again, as ${again} (a takeover that did not go on from the decision)`);
   if (pause.phase === 'after_inference') problems.push(...toolProblems(ack, frames, input.faults));
   return problems;
+}
+
+/**
+ * The id of a later pause of the same run at the same point (phase, summary, tool calls) as a decided
+ * one: the run came back to a pause it had gone past. Undefined when there is none.
+ */
+function pausedAgain(frames: readonly Frame[], pauseId: string): string | undefined {
+  const pointOf = (frame: Frame): string =>
+    JSON.stringify([frame.metadata?.inference_id, frame.phase, frame.summary, (frame.extra?.tool_calls ?? []).map((call: { id?: string }) => call.id)]);
+  const pauses = frames.filter((frame) => frame.type === 'debugger.pause');
+  const decided = pauses.find((frame) => frame.id === pauseId);
+  if (!decided) return undefined;
+  const point = pointOf(decided);
+  return pauses.find((frame) => frame.seq > decided.seq && frame.id !== pauseId && pointOf(frame) === point)?.id;
 }
 
 function auditProblems(ack: Decision, audit: readonly AuditRow[] | undefined): string[] {
