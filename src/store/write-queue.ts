@@ -26,7 +26,10 @@ export interface WriteQueue<Op> {
   committed(): Observable<never>;
   /** `committed()` as a Promise. */
   flush(): Promise<void>;
-  /** Starts committing the open batch now instead of at its scheduled time (before a read, at close). */
+  /**
+   * Starts committing the open batch now instead of at its scheduled time (before a read, at close);
+   * behind a commit in flight, as soon as that one settles.
+   */
   commitNow(): void;
 }
 
@@ -51,16 +54,26 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
     });
   };
 
+  // While an asynchronous commit is in flight, what is written meanwhile stays in the open batch and
+  // goes in one commit once it settles. Taken a tick at a time instead, small batches queued behind
+  // one another, a round trip each: a decision written under load waited for several (the soak).
+  let waitingForTail = false;
   const commitOpen = (): void => {
+    if (tail) {
+      if (waitingForTail) return;
+      waitingForTail = true;
+      void tail.then(() => {
+        waitingForTail = false;
+        commitOpen();
+      });
+      return;
+    }
     const batch = open;
     open = undefined;
     if (!batch) return;
     latest = batch;
-    if (tail) chain(tail.then(() => run(batch)));
-    else {
-      const settled = run(batch);
-      if (settled) chain(settled);
-    }
+    const settled = run(batch);
+    if (settled) chain(settled);
   };
 
   const committed = (): Observable<never> => {

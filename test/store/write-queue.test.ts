@@ -73,10 +73,12 @@ describe('createWriteQueue', () => {
     expect(await state(second)).toBe('resolved');
   });
 
-  it('should start an asynchronous batch only after the one before it settled', async () => {
+  it('should start an asynchronous batch only after the one before it settled, with every write made meanwhile', async () => {
     const { queue, commits, tick } = manualQueue('async');
     queue.push(1);
     tick();
+    // Waiting on a batch in flight: committed() covers it, not only the open one.
+    const inFlight = queue.flush();
     queue.push(2);
     const second = queue.flush();
     tick();
@@ -84,18 +86,21 @@ describe('createWriteQueue', () => {
     const third = queue.flush();
     tick();
     expect(commits.map((c) => c.ops)).toEqual([[1]]);
-    // Waiting on a batch in flight: committed() covers it, not only the open one.
-    const inFlight = queue.flush();
     commits[0]?.settle();
-    await state(second);
-    expect(commits.map((c) => c.ops)).toEqual([[1], [2]]);
+    expect(await state(inFlight)).toBe('resolved');
+    // The writes of two ticks, one commit: not one round trip per tick behind the one in flight.
+    expect(commits.map((c) => c.ops)).toEqual([[1], [2, 3]]);
+    queue.push(4);
+    const fourth = queue.flush();
+    queue.commitNow();
+    tick();
+    expect(commits).toHaveLength(2);
     commits[1]?.settle(new Error('network'));
     expect(await state(second)).toBe('rejected: network');
-    await state(third);
-    expect(commits.map((c) => c.ops)).toEqual([[1], [2], [3]]);
-    expect(await state(inFlight)).toBe('pending');
+    expect(await state(third)).toBe('rejected: network');
+    await state(fourth);
+    expect(commits.map((c) => c.ops)).toEqual([[1], [2, 3], [4]]);
     commits[2]?.settle();
-    expect(await state(third)).toBe('resolved');
-    expect(await state(inFlight)).toBe('resolved');
+    expect(await state(fourth)).toBe('resolved');
   });
 });
