@@ -38,42 +38,28 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
   let open: Batch<Op> | undefined;
   // The last batch taken from `open`: until it settles, `committed()` waits for it.
   let latest: Batch<Op> | undefined;
-  // Settles when the last asynchronously committed batch has: the next one starts only then.
-  let tail: Promise<void> | undefined;
+  // Whether an asynchronous commit is in flight. What is written meanwhile stays in the open batch and
+  // goes in one commit once it settles. Taken a tick at a time instead, small batches queued behind one
+  // another, a round trip each: a decision written under load waited for several (the soak).
+  let inFlight = false;
 
   // Nothing waits on a settled batch: its ops (a tick's frames and turns) need not outlive it.
   const forget = (batch: Batch<Op>): void => {
     if (latest === batch) latest = undefined;
   };
-  const run = (batch: Batch<Op>): Promise<void> | undefined => commitBatch(config.commit, batch, forget);
 
-  const chain = (settled: Promise<void>): void => {
-    tail = settled;
-    void settled.then(() => {
-      if (tail === settled) tail = undefined;
-    });
-  };
-
-  // While an asynchronous commit is in flight, what is written meanwhile stays in the open batch and
-  // goes in one commit once it settles. Taken a tick at a time instead, small batches queued behind
-  // one another, a round trip each: a decision written under load waited for several (the soak).
-  let waitingForTail = false;
   const commitOpen = (): void => {
-    if (tail) {
-      if (waitingForTail) return;
-      waitingForTail = true;
-      void tail.then(() => {
-        waitingForTail = false;
-        commitOpen();
-      });
-      return;
-    }
     const batch = open;
+    if (inFlight || !batch) return;
     open = undefined;
-    if (!batch) return;
     latest = batch;
-    const settled = run(batch);
-    if (settled) chain(settled);
+    const settled = commitBatch(config.commit, batch, forget);
+    if (!settled) return;
+    inFlight = true;
+    void settled.then(() => {
+      inFlight = false;
+      commitOpen();
+    });
   };
 
   const committed = (): Observable<never> => {

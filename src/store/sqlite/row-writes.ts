@@ -19,10 +19,8 @@ export function createRowWriter(
   );
   const setStep = prepare(`UPDATE conversations SET record = json_set(record, '$.step', json(?)) WHERE conv_id = ?`);
   const putPause = prepare(`INSERT OR REPLACE INTO pauses (pause_id, conv_id, pause) VALUES (?, ?, ?)`);
-  const deletePause = prepare(`DELETE FROM pauses WHERE pause_id = ?`);
-  const putDecision = prepare(`INSERT INTO decisions (conv_id, decision) VALUES (?, ?)`);
+  const recordDecision = createDecisionWriter(prepare);
   const putCheckpoint = prepare(`INSERT OR REPLACE INTO checkpoints (conv_id, inference_id, checkpoint, blocks) VALUES (?, ?, ?, ?)`);
-  const markCheckpoint = prepare(`UPDATE checkpoints SET checkpoint = json_set(checkpoint, '$.resolved', json(?)) WHERE conv_id = ? AND inference_id = ?`);
   const deleteCheckpoint = prepare(`DELETE FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
   const putEngineState = prepare(`INSERT OR REPLACE INTO engine_state (conv_id, state) VALUES (?, ?)`);
   const deletes = ['conversations', 'turns', 'turn_blocks', 'frames', 'pauses', 'decisions', 'checkpoints', 'engine_state'].map((table) =>
@@ -44,9 +42,7 @@ export function createRowWriter(
         putPause.run(op.pause.pause_id, op.pause.conv_id, JSON.stringify(op.pause));
         return;
       case 'decision':
-        deletePause.run(op.decision.pause_id);
-        putDecision.run(op.decision.conv_id, toJsonText(op.decision));
-        if (op.resolved) markCheckpoint.run(toJsonText(op.resolved), op.decision.conv_id, op.decision.inference_id);
+        recordDecision(op);
         return;
       case 'checkpoint': {
         const { blocks, ...rest } = op.checkpoint;
@@ -66,5 +62,17 @@ export function createRowWriter(
         turns.forget();
         return;
     }
+  };
+}
+
+/** A decision: its audit row, its pause dropped, and its run's checkpoint marked with it (docs/protocol.md, Durability). */
+function createDecisionWriter(prepare: (sql: string) => Statement): (op: Extract<WriteOp, { kind: 'decision' }>) => void {
+  const deletePause = prepare(`DELETE FROM pauses WHERE pause_id = ?`);
+  const putDecision = prepare(`INSERT INTO decisions (conv_id, decision) VALUES (?, ?)`);
+  const markCheckpoint = prepare(`UPDATE checkpoints SET checkpoint = json_set(checkpoint, '$.resolved', json(?)) WHERE conv_id = ? AND inference_id = ?`);
+  return ({ decision, resolved }) => {
+    deletePause.run(decision.pause_id);
+    putDecision.run(decision.conv_id, toJsonText(decision));
+    if (resolved) markCheckpoint.run(toJsonText(resolved), decision.conv_id, decision.inference_id);
   };
 }
