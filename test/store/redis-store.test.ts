@@ -105,6 +105,20 @@ describe('redis store: instances sharing one Redis', () => {
     expect(await a.decisions('c1')).toEqual([decision('c1', 'p1')]);
   });
 
+  it("should find a pause's conversation at once, not after this instance's queued writes (a command's way to the run's owner)", async () => {
+    const a = open();
+    const b = open();
+    a.putPause(pause('c1', 'p1'));
+    await a.flush();
+    b.putPause(pause('c2', 'p2'));
+    // Asked before b's batch commits: another instance's pause is found, b's own queued one not yet (its controller knows it).
+    const [other, own] = await Promise.all([b.convOfPause('p1'), b.convOfPause('p2')]);
+    expect([other, own]).toEqual(['c1', undefined]);
+    await b.flush();
+    expect(await b.convOfPause('p2')).toBe('c2');
+    expect(await b.convOfPause('p404')).toBeUndefined();
+  });
+
   it("should continue another instance's log, and refuse an append that does not (Redis checks, not the cache)", async () => {
     const a = open();
     const b = open();

@@ -55,7 +55,11 @@ export interface RedisStore<E extends FrameEvent = FrameEvent, W = never> extend
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame<E> | W>;
   /** One pending pause of any instance by id. */
   pause(pauseId: string): Promise<StoredPause | undefined>;
-  /** The conversation of any pause made, pending or resolved (a command about it finds the run's owner by it). */
+  /**
+   * The conversation of any pause made, pending or resolved (a command about it finds the run's owner
+   * by it). Read at once, not after this instance's queued writes: a pause never changes conversation,
+   * and one this instance made and has not committed yet is its controller's, which a command asks first.
+   */
   convOfPause(pauseId: string): Promise<string | undefined>;
   /** The service's pending pauses `offset` to `offset + count - 1`, soonest deadline first (ties: by pause id). */
   pausesByDeadline(offset: number, count: number): Promise<PausePage>;
@@ -175,12 +179,12 @@ function committedWhileOwned$(queue: { committed(): Observable<never> }, fencing
   );
 }
 
-/** A read that sees every write queued before it, then asks Redis. */
-type ReadAfter = <T>(query: () => Promise<T>) => Promise<T>;
+/** A read that sees every write queued before it (unless told not to wait for them), then asks Redis. */
+type ReadAfter = <T>(query: () => Promise<T>, afterWrites?: boolean) => Promise<T>;
 
 function readAfter(committed: () => Promise<void>, connection: Connection): ReadAfter {
-  return async (query) => {
-    await committed();
+  return async (query, afterWrites = true) => {
+    if (afterWrites) await committed();
     try {
       return await query();
     } catch (error) {
@@ -204,7 +208,7 @@ function readsAfterCommit<E extends FrameEvent, W>(
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
     pauses: (convId) => read(() => reads.pauses(convId)),
     pause: (pauseId) => read(() => reads.pause(pauseId)),
-    convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId)),
+    convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId), false),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
     engineState: (convId) => read(() => reads.engineState(convId)),
