@@ -12,7 +12,6 @@ import type { RunOwnership } from '../core/ownership.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { ServiceStore } from '../sessions/service.js';
 import { createServiceDirectory } from './directory.js';
-import { createServicePauseFeed } from './pause-feed.js';
 import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ClusterCommands, type ClusterConfig, type ClusterStore } from './instance.js';
 
 export type { ClusterConfig, ClusterStore } from './instance.js';
@@ -40,16 +39,8 @@ export function asServiceStore<S extends ClusterStore>(store: S, config: Omit<Cl
 
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
   const instance = connectInstance(base, config);
-  const { store, ownership, frames, pauses, join } = instance;
+  const { store, ownership, frames, pauses, pauseFeed, join } = instance;
   const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands } = {};
-  // The inbox across the service: every instance's pause and resume frames (./pause-feed.ts).
-  const pauseFeed = createServicePauseFeed({
-    instanceId: instance.instanceId,
-    local$: base.directory.pauseFrames$,
-    publisher: instance.redis,
-    subscriber: instance.connect(),
-    channel: `${store.keys.prefix}pauses`,
-  });
   const stop = (): void => {
     pauses.dispose();
     pauseFeed.dispose();

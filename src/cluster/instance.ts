@@ -7,12 +7,13 @@ import type { Stepwise } from '../sessions/runtime.js';
 import { adoptConversation } from './adopt.js';
 import { createClusterFrames } from './cluster-frames.js';
 import { createClusterCommands } from './commands.js';
-import type { Observable } from 'rxjs';
+import { merge, type Observable } from 'rxjs';
 import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
 import type { PausePage } from '../store/redis/pause-deadlines.js';
 import type { StoreFence } from '../store/redis/redis-store.js';
 import { watchForOrphans } from './orphans.js';
 import { createOwnership, type Ownership } from './ownership.js';
+import { createServicePauseFeed, type ServicePauseFeed } from './pause-feed.js';
 import { createPauseIndex } from './pause-index.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
@@ -55,6 +56,8 @@ export interface Instance {
   readonly connect: () => Redis;
   readonly ownership: Ownership;
   readonly frames: ReturnType<typeof createClusterFrames>;
+  /** Every instance's pause and resume frames (the inbox across the service, ./pause-feed.ts). */
+  readonly pauseFeed: ServicePauseFeed;
   readonly pauses: ReturnType<typeof createPauseIndex>;
   readonly join: (convId: string) => Promise<void>;
   readonly runningHere: () => string[];
@@ -80,6 +83,13 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
   const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
   const ownership = fencedOwnership(base, store, { instanceId, leaseMs, log, redis, heartbeat, runningHere });
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const pauseFeed = createServicePauseFeed({
+    instanceId,
+    local$: base.directory.pauseFrames$,
+    publisher: redis,
+    subscriber: connect(),
+    channel: `${store.keys.prefix}pauses`,
+  });
   const instance: Instance = {
     base,
     store,
@@ -91,7 +101,10 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
     connect,
     ownership,
     frames,
-    pauses: createPauseIndex(frames.relayed$),
+    pauseFeed,
+    // A continue posted anywhere finds its pause's conversation here first: the pauses this instance's
+    // sockets relayed, and every pause the service's feed told of.
+    pauses: createPauseIndex(merge(frames.relayed$, pauseFeed.frames$)),
     join: (convId) => adoptConversation(base, store, convId),
     runningHere,
     disconnect: () => {

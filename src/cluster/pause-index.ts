@@ -1,5 +1,9 @@
 import type { Observable } from 'rxjs';
+import type { PauseFeedFrame } from '../core/directory.js';
 import type { LogFrame } from '../streams/frame-codec.js';
+
+/** A frame the index learns from: one a socket relayed, or one of the service's pause feed (its text alone). */
+type IndexedFrame = LogFrame | (PauseFeedFrame & { readonly event?: undefined });
 
 export interface PauseIndex {
   /** The conversation of a pause this instance has relayed, recently; undefined when not known here. */
@@ -12,11 +16,12 @@ const REMEMBERED = 10_000;
 
 /**
  * Which conversation each pause belongs to, learnt from the `paused` frames this instance relays to its
- * clients (its own runs' and, through the store's tail, other instances'). A continue posted here for a
- * pause its dashboard was shown finds the run's conversation without asking the store (one Redis round
- * trip less in `cluster_resume`). A pause never changes conversation, so what is remembered stays true.
+ * clients (its own runs' and, through the store's tail, other instances') and from the service's pause
+ * feed (every instance's). A continue posted here finds the run's conversation without asking the store
+ * (one Redis round trip less in `cluster_resume`, and under load no wait behind the store's commit). A
+ * pause never changes conversation, so what is remembered stays true.
  */
-export function createPauseIndex(frames$: Observable<LogFrame>, limit = REMEMBERED): PauseIndex {
+export function createPauseIndex(frames$: Observable<IndexedFrame>, limit = REMEMBERED): PauseIndex {
   const convOfPause = new Map<string, string>();
   const subscription = frames$.subscribe((frame) => {
     const pauseId = frame.event ? (frame.event.type === 'paused' ? frame.event.pause.pause_id : undefined) : pauseOfText(frame.text);
