@@ -75,7 +75,7 @@ export function recoverFrom(
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
     const next = checkpoint.next;
-    const pause = next === 'after_inference' || next === 'after_tools' ? pauseAt[next].get(checkpoint.inference_id) : undefined;
+    const pause = isPausePhase(next) ? pauseAt[next].get(checkpoint.inference_id) : undefined;
     const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
     runs += 1;
     if (!pause) {
@@ -101,9 +101,11 @@ export function recoverFrom(
  */
 function goingOn(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): (state: LoopState) => LoopState {
   const { next, resolved } = checkpoint;
-  if (!resolved || (next !== 'after_inference' && next !== 'after_tools')) return prepare;
+  if (!resolved || !isPausePhase(next)) return prepare;
   return (state) => resumeAfter(next, prepare(state), resolved.decision);
 }
+
+const isPausePhase = (phase: LoopPhase): phase is StoredPausePhase => phase === 'after_inference' || phase === 'after_tools';
 
 /** Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled). */
 function park(ports: RecoveryPorts, session: Session, checkpoint: RunCheckpoint, pause: StoredPause, prepare: (state: LoopState) => LoopState): void {

@@ -171,7 +171,6 @@ export function handBack(book: PauseBook, info: PauseInfo, work: () => void): Su
   return held;
 }
 
-
 /** See `StepController.submit`. */
 export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResult {
   const entry = book.pendingById.get(command.pause_id);
