@@ -1,16 +1,13 @@
 import { join } from 'node:path';
-import { WebSocket } from 'ws';
-import type { Store } from '../src/core/store.js';
-import type { StepwiseHttpServer } from '../src/server/app.js';
 import { entry, median, percentile, type BenchEntry } from './bench-entry.js';
 import type { LoadedLib } from './lib.js';
 import { pauseRuns, watchDeadlines } from './paused.js';
-import { createJsonPoster } from './post-json.js';
 import { buildStore, timeStart } from './restart.js';
+import { countingReads, measureResume } from './resume-hibernated.js';
 import { createEchoTool, createStepEngine, nowUs, settle, settledHeap, within } from './scenario.js';
 
 /**
- * Hibernated pauses (docs/protocol.md, Durability), three figures:
+ * Hibernated pauses (docs/protocol.md, Durability):
  * - `paused_resident_per_run`: KB of heap per paused run with `runs` (100 000) runs paused at once on
  *   the SQLite store, once every one has hibernated. Beside it `paused_sqlite_heap_per_run`, the same
  *   runs measured just after they paused, before any could hibernate: the cost hibernation removes.
@@ -18,7 +15,8 @@ import { createEchoTool, createStepEngine, nowUs, settle, settledHeap, within } 
  *   frame of its conversation (its `debugger.resume`), as `resume_wire` times a resident one; baseline:
  *   the same on the same store with hibernation off. Beside it
  *   `resume_hibernated_next_pause`: the same continue to the run's next `debugger.pause`, which the run
- *   reaches only once rebuilt from its checkpoint and through its tool.
+ *   reaches only once rebuilt from its checkpoint and through its tool; and `resume_hibernated_after_idle`,
+ *   each continue after 150 ms of idle (bench/resume-hibernated.ts has both forms).
  * - `paused_resolve_after_deadline_hibernated`: then those runs' deadlines pass (45 s after they
  *   paused): ms from a pause's deadline to its `resumed`, the latest of all, as `paused_resolve_after_deadline`.
  * - `restart_recover_100k`: ms from the CLI's start to its ready line with `restartRuns` (100 000)
@@ -35,18 +33,7 @@ export interface HibernateBenchConfig {
 const DEFAULT_HIBERNATE_BENCH = Object.freeze({ runs: 100_000, resumeSamples: 100, restartRuns: 100_000, cases: ['resident', 'resume', 'restart'] });
 const KB = 1024;
 const HIBERNATE_AFTER_MS = 1000;
-const HOUR_MS = 3_600_000;
 const DEADLINE_MS = 45_000;
-
-/** A SQLite store whose checkpoint reads (hibernation's one read per pause) are counted. */
-function countingReads(store: Store): { store: Store; reads: () => number } {
-  let reads = 0;
-  const checkpoints: Store['checkpoints'] = (convId) => {
-    reads += 1;
-    return store.checkpoints(convId);
-  };
-  return { store: Object.assign(Object.create(store) as Store, { checkpoints }), reads: () => reads };
-}
 
 async function measureResident({ lib, stores }: LoadedLib, dataDir: string, runs: number) {
   const counted = countingReads(stores.createSqliteStore({ dataDir }));
@@ -79,64 +66,6 @@ async function measureResident({ lib, stores }: LoadedLib, dataDir: string, runs
   return { resident: (resident - before) / runs / KB, hibernated: (hibernated - before) / runs / KB, startMs, lateness: watch.latest(), slack };
 }
 
-/**
- * One conversation stepped through on a server with a SQLite store, each pause left 150 ms before its
- * continue: with `hibernateAfterMs` 50 every one has hibernated; with Infinity (the baseline) none has.
- */
-async function measureResume(loaded: LoadedLib, dataDir: string, samples: number, hibernateAfterMs: number) {
-  const { createServer } = (await import(new URL('server/app.js', loaded.srcUrl).href)) as typeof import('../src/server/app.js');
-  const { lib, stores } = loaded;
-  const store = stores.createSqliteStore({ dataDir });
-  const engine = createStepEngine(lib, samples + 10);
-  const runtime = { engine, tools: [createEchoTool(lib)], pauseTimeoutMs: HOUR_MS, maxIterations: samples + 20, hibernateAfterMs, store };
-  const server: StepwiseHttpServer = createServer({ debug: true, store, runtime });
-  await new Promise<void>((done) => server.http.listen(0, '127.0.0.1', done));
-  const port = (server.http.address() as { port: number }).port;
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    return await stepThrough(base, `ws://127.0.0.1:${port}`, samples);
-  } finally {
-    await server.close();
-    await store.close();
-  }
-}
-
-async function stepThrough(base: string, wsBase: string, samples: number) {
-  const ws = new WebSocket(`${wsBase}/ws?conv_id=hib`);
-  await new Promise((done, fail) => (ws.once('message', done), ws.once('error', fail)));
-  const frames: Array<{ at: number; text: string }> = [];
-  ws.on('message', (data) => frames.push({ at: performance.now(), text: data.toString() }));
-  // node:http on a keep-alive connection, as `resume_wire` posts (bench/post-json.ts): undici's own work is the client's cost.
-  const poster = createJsonPoster(base);
-  const post = poster.post;
-  const nextPause = async (from: number): Promise<{ index: number; at: number; pauseId: string }> => {
-    for (;;) {
-      const index = frames.findIndex((frame, i) => i >= from && frame.text.includes('"type":"debugger.pause"'));
-      const found = frames[index];
-      if (found) return { index, at: found.at, pauseId: (JSON.parse(found.text) as { event: { pause_id: string } }).event.pause_id };
-      await new Promise((done) => setTimeout(done, 1));
-    }
-  };
-  await post('/chat', { prompt: 'go', conv_id: 'hib', overrides: { step_mode: true } });
-  const toFrame: number[] = [];
-  const toPause: number[] = [];
-  let pause = await nextPause(0);
-  for (let i = 0; i < samples; i += 1) {
-    // Well past hibernateAfterMs (50): the run has left memory.
-    await new Promise((done) => setTimeout(done, 150));
-    const seen = frames.length;
-    const sent = performance.now();
-    await post('/debug/continue', { pause_id: pause.pauseId });
-    pause = await within(nextPause(seen), 10_000, 'the next pause of a hibernated run');
-    toFrame.push((frames[seen]?.at ?? NaN) - sent);
-    toPause.push(pause.at - sent);
-  }
-  await post('/chat/cancel', { conv_id: 'hib' });
-  poster.close();
-  ws.close();
-  return { toFrame, toPause };
-}
-
 async function measureRestart(loaded: LoadedLib, dataDir: string, runs: number) {
   const built = nowUs();
   await buildStore(loaded, dataDir, runs);
@@ -161,12 +90,15 @@ export async function runHibernateBenchmarks(loaded: LoadedLib, dataRoot: string
     notes.push(`paused_resolve_after_deadline_hibernated: the latest of ${runs} hibernated pauses resolved ${Math.round(lateness)} ms after its deadline; the first deadline came ${Math.round(slack)} ms after all had hibernated`);
   }
   if (cases.includes('resume')) {
-    const resident = await measureResume(loaded, join(dataRoot, 'hibernate-resume-resident'), resumeSamples, Infinity);
-    const { toFrame, toPause } = await measureResume(loaded, join(dataRoot, 'hibernate-resume'), resumeSamples, 50);
+    const resident = await measureResume(loaded, join(dataRoot, 'hibernate-resume-resident'), resumeSamples, Infinity, 'busy');
+    const { toFrame, toPause } = await measureResume(loaded, join(dataRoot, 'hibernate-resume'), resumeSamples, 50, 'busy');
+    const residentIdle = await measureResume(loaded, join(dataRoot, 'hibernate-resume-resident-idle'), resumeSamples, Infinity, 'idle');
+    const idle = await measureResume(loaded, join(dataRoot, 'hibernate-resume-idle'), resumeSamples, 50, 'idle');
     entries.push(
       entry('resume_hibernated', median(toFrame), 'ms', median(resident.toFrame)),
       entry('resume_hibernated_p99', percentile(toFrame, 99), 'ms', percentile(resident.toFrame, 99)),
       entry('resume_hibernated_next_pause', median(toPause), 'ms', median(resident.toPause)),
+      entry('resume_hibernated_after_idle', median(idle.toFrame), 'ms', median(residentIdle.toFrame)),
     );
   }
   if (cases.includes('restart')) {
