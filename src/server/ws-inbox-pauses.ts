@@ -5,6 +5,7 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import type { PauseFeedFrame } from '../core/directory.js';
 import { callerOf, isOriginAllowed, mayAccess, type Caller, type TokenTable } from './auth.js';
 import type { ServerContext } from './context.js';
+import { committedOnly } from './commands.js';
 import { inboxPauses } from './routes-inbox.js';
 import { pongFrame } from './ws-control.js';
 import { CLOSE_INTERNAL_ERROR, type ForwarderConfig } from './ws-forwarder.js';
@@ -53,7 +54,9 @@ export function createPausesSocket(config: PausesSocketConfig): PausesSocket {
         takeUntil(fromEvent(ws, 'close')),
       )
       .subscribe((frame) => (held ? held.push(frame) : outbox.send(frame.text)));
-    inboxPauses(config.context, caller, {}).then(
+    // Listed once committed, as `GET /pauses` lists them: a pause an approver sees survives a crash.
+    const listing = inboxPauses(config.context, caller, {}).then((pending) => committedOnly(config.context, pending));
+    listing.then(
       (pending) => {
         outbox.send(JSON.stringify({ sem: true, event: { type: 'ws.hello', id: `ws.hello:${Date.now()}`, server_time: Date.now(), pending_pauses: pending } }));
         const listed = new Set(pending.map((pause) => pause.pause_id));
