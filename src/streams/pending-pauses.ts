@@ -48,9 +48,13 @@ export interface PauseBook {
 }
 
 // A scan rather than an index by session: listing and disable are rare, and an index cost a Map
-// entry and a Set per paused run (`paused_heap_per_run`).
-export const pendingOf = (book: PauseBook, sessionId: string): PendingPause[] =>
-  [...book.pendingById.values()].filter((entry) => entry.info.session_id === sessionId);
+// entry and a Set per paused run (`paused_heap_per_run`). A loop, not a spread and a filter: every
+// socket's hello scans, and copying every pending pause first cost most of the scan.
+export function pendingOf(book: PauseBook, sessionId: string): PendingPause[] {
+  const found: PendingPause[] = [];
+  for (const entry of book.pendingById.values()) if (entry.info.session_id === sessionId) found.push(entry);
+  return found;
+}
 
 /** Forgets a pending pause, remembers how it ended and publishes `resumed`. */
 export function settle(book: PauseBook, entry: PendingPause, resolution: PauseResolution): void {

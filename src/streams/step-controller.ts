@@ -139,7 +139,7 @@ export function createStepController(ports: StepControllerPorts, config: StepCon
     convOf: (pauseId) => pendingById.get(pauseId)?.info.conv_id ?? resolved.get(pauseId)?.conv_id,
     pending: (sessionId) =>
       sessionId === undefined
-        ? [...pendingById.values()].map((entry) => entry.info)
+        ? Array.from(pendingById.values(), (entry) => entry.info)
         : pendingOf(book, sessionId).map((entry) => entry.info),
   };
 }
