@@ -86,11 +86,14 @@ export function createRetention(ports: RetentionPorts, config: RetentionConfig =
       // sessions than the limit, every idle one went at each opening, even one a request had just
       // joined and was about to use (a client's join, then its /hydrate or command, found it gone).
       let excess = Math.min(total - maxSessions, idle.size - Math.floor(maxSessions / 10));
-      for (const convId of [...idle.keys()]) {
-        if (excess <= 0) return;
+      // Called at every opening and every run's end: under the limit it touches nothing, so a large
+      // limit with many idle sessions costs no walk of them. Closing deletes the entry being visited,
+      // which a Map's iteration allows.
+      if (excess <= 0) return;
+      for (const convId of idle.keys()) {
         if (ports.isWatched(convId)) continue;
         close(convId);
-        excess -= 1;
+        if ((excess -= 1) <= 0) return;
       }
     },
     forget,
