@@ -9,8 +9,8 @@ import { parseOr400 } from './errors.js';
 import { count, singleValues } from './routes-conversations.js';
 import { loadExpress } from './server-deps.js';
 
-/** The most pauses one listing returns when it asks for a `limit`. */
-const MAX_INBOX_LIMIT = 10_000;
+/** The most pauses one listing returns when it asks for a `limit` (`GET /pauses`, the inbox socket's hello). */
+export const MAX_INBOX_LIMIT = 10_000;
 
 const inboxQuery = z.object({
   conv_id: convIdSchema.optional(),

@@ -6,7 +6,7 @@ import type { PauseFeedFrame } from '../core/directory.js';
 import { callerOf, isOriginAllowed, mayAccess, type Caller, type TokenTable } from './auth.js';
 import type { ServerContext } from './context.js';
 import { committedOnly } from './commands.js';
-import { inboxPauses } from './routes-inbox.js';
+import { inboxPauses, MAX_INBOX_LIMIT } from './routes-inbox.js';
 import { pongFrame } from './ws-control.js';
 import { CLOSE_INTERNAL_ERROR, type ForwarderConfig } from './ws-forwarder.js';
 import { createWsClients } from './ws-clients.js';
@@ -41,7 +41,7 @@ export function createPausesSocket(config: PausesSocketConfig): PausesSocket {
   const listen = createInboxFactory(config.limits);
   const clients = createWsClients();
 
-  const attach = (ws: WebSocket, socket: Duplex, caller: Caller): void => {
+  const attach = (ws: WebSocket, socket: Duplex, { caller, limit }: Joining): void => {
     if (!clients.admit(ws)) return;
     const outbox = outboxOf(ws, socket);
     listen(ws, () => outbox.send(pongFrame()));
@@ -55,10 +55,14 @@ export function createPausesSocket(config: PausesSocketConfig): PausesSocket {
       )
       .subscribe((frame) => (held ? held.push(frame) : outbox.send(frame.text)));
     // Listed once committed, as `GET /pauses` lists them: a pause an approver sees survives a crash.
-    const listing = inboxPauses(config.context, caller, {}).then((pending) => committedOnly(config.context, pending));
+    // One more than the limit: whether the list was cut is known, not guessed.
+    const asked = limit === undefined ? {} : { limit: limit + 1 };
+    const listing = inboxPauses(config.context, caller, asked).then((pending) => committedOnly(config.context, pending));
     listing.then(
-      (pending) => {
-        outbox.send(JSON.stringify({ sem: true, event: { type: 'ws.hello', id: `ws.hello:${Date.now()}`, server_time: Date.now(), pending_pauses: pending } }));
+      (found) => {
+        const pending = limit === undefined ? found : found.slice(0, limit);
+        const truncated = pending.length < found.length ? { truncated: true } : {};
+        outbox.send(JSON.stringify({ sem: true, event: { type: 'ws.hello', id: `ws.hello:${Date.now()}`, server_time: Date.now(), pending_pauses: pending, ...truncated } }));
         const listed = new Set(pending.map((pause) => pause.pause_id));
         const waiting = held ?? [];
         held = undefined;
@@ -86,13 +90,24 @@ export function createPausesSocket(config: PausesSocketConfig): PausesSocket {
   };
 }
 
-function check(config: PausesSocketConfig, req: IncomingMessage): Refusal | Caller {
+/** Who joins the inbox socket, and how many pending pauses its hello may list (all, when undefined). */
+interface Joining {
+  readonly caller: Caller;
+  readonly limit: number | undefined;
+}
+
+function check(config: PausesSocketConfig, req: IncomingMessage): Refusal | Joining {
   if (!isOriginAllowed(req, config.allowedOrigins)) {
     return { status: 403, code: 'forbidden_origin', message: `origin ${String(req.headers.origin)} is not allowed` };
   }
   const url = new URL(req.url ?? '/', 'http://localhost');
   const caller = callerOf(config.tokens, req, url.searchParams.get('access_token'));
-  return caller ?? { status: 401, code: 'unauthorized', message: 'a valid bearer token or ?access_token= is required' };
+  if (!caller) return { status: 401, code: 'unauthorized', message: 'a valid bearer token or ?access_token= is required' };
+  const limit = url.searchParams.get('limit');
+  if (limit === null) return { caller, limit: undefined };
+  const count = /^[0-9]{1,5}$/.test(limit) ? Number(limit) : 0;
+  if (count < 1 || count > MAX_INBOX_LIMIT) return { status: 400, code: 'invalid_request', message: `limit must be 1 to ${MAX_INBOX_LIMIT}` };
+  return { caller, limit: count };
 }
 
 /** Whether a held frame is the `debugger.pause` of a pause `ws.hello` already listed (parsed only while joining). */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
-import { SemClient } from '../helpers/server-ws-client.js';
+import { SemClient, upgradeStatus } from '../helpers/server-ws-client.js';
 import { parseSse } from '../helpers/ag-ui-client.js';
 import { expectWellFormed } from '../helpers/well-formed.js';
 
@@ -133,6 +133,19 @@ describe('fuzzing the wire', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('should upgrade either socket or refuse it with a 4xx for any query string, never a 5xx', async () => {
+    const value = fc.oneof(fc.string(), fc.integer().map(String), fc.constantFrom('0', '1', '10000', '10001', '1e3', ''));
+    const query = fc.array(fc.tuple(fc.constantFrom('conv_id', 'since_seq', 'limit', 'access_token', 'x'), value), { maxLength: 4 });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('/ws', '/ws/pauses'), query, async (path, pairs) => {
+        const status = await upgradeStatus(`${t.wsBase}${path}?${new URLSearchParams(pairs).toString()}`);
+        expect(status === 101 || (status >= 400 && status < 500)).toBe(true);
+      }),
+      { numRuns: 150 },
+    );
+    expect((await get(t.base, '/healthz')).status).toBe(200);
   });
 
   it('should ignore any WebSocket text message and keep the connection', async () => {

@@ -71,6 +71,25 @@ describe('the inbox: GET /pauses and GET /ws/pauses', () => {
     await Promise.all([alice.close(), bob.close(), late.close()]);
   });
 
+  it('should list only the soonest `limit` pending pauses in the hello of ?limit=, and say it cut the list', async () => {
+    const pauseIds = [await pauseIn('inbox-l1', ALICE), await pauseIn('inbox-l2', ALICE), await pauseIn('inbox-l3', ALICE)];
+    const all = (await get(t.base, '/pauses', ALICE)).body.pauses.map((pause: { pause_id: string }) => pause.pause_id) as string[];
+    expect(all).toEqual(expect.arrayContaining(pauseIds));
+    const cut = await SemClient.connect(`${t.wsBase}/ws/pauses?access_token=${ALICE}&limit=${all.length - 1}`);
+    expect(cut.hello.pending_pauses.map((pause: { pause_id: string }) => pause.pause_id)).toEqual(all.slice(0, -1));
+    expect(cut.hello.truncated).toBe(true);
+    const whole = await SemClient.connect(`${t.wsBase}/ws/pauses?access_token=${ALICE}&limit=${all.length}`);
+    expect(whole.hello.pending_pauses.map((pause: { pause_id: string }) => pause.pause_id)).toEqual(all);
+    expect(whole.hello).not.toHaveProperty('truncated');
+    // The live frames are every pause's, listed or not.
+    expect((await post(t.base, '/debug/continue', { pause_id: pauseIds[2] }, ALICE)).status).toBe(200);
+    expect(await cut.next('debugger.resume')).toMatchObject({ pause_id: pauseIds[2] });
+    expect(all.indexOf(pauseIds[2] as string)).toBe(all.length - 1);
+    for (const bad of ['0', '-1', 'x', '10001', '1.5', '']) expect(await upgradeStatus(`${t.wsBase}/ws/pauses?access_token=${ALICE}&limit=${bad}`)).toBe(400);
+    for (const pauseId of pauseIds.slice(0, 2)) expect((await post(t.base, '/debug/continue', { pause_id: pauseId }, ALICE)).status).toBe(200);
+    await Promise.all([cut.close(), whole.close()]);
+  });
+
   it('should refuse the socket without a token or from a foreign origin, and answer plain GET with 426', async () => {
     expect(await upgradeStatus(`${t.wsBase}/ws/pauses`)).toBe(401);
     expect(await upgradeStatus(`${t.wsBase}/ws/pauses?access_token=${ALICE}`, { origin: 'http://evil.example' })).toBe(403);
