@@ -96,6 +96,7 @@ export const api = {
   tools: () => request('GET', '/tools'),
   inferenceRequest: (convId, messageId) => request('GET', `/conversations/${encodeURIComponent(convId)}/inferences/${encodeURIComponent(messageId)}`),
   decide: (body) => request('POST', '/debug/continue', body),
+  pauses: (limit) => request('GET', `/pauses?limit=${limit}`),
   decisions: (convId) => request('GET', `/conversations/${encodeURIComponent(convId)}/decisions`),
   grants: () => request('GET', '/grants'),
   revokeGrant: (grantId) => request('DELETE', `/grants/${encodeURIComponent(grantId)}`),

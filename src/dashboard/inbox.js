@@ -5,6 +5,7 @@
 
 import { api, endpoint, getToken, setToken } from './api.js';
 import { createRow, pauseOfFrame } from './inbox-rows.js';
+import { createInboxWindow, limitOf } from './inbox-window.js';
 
 const TICK_MS = 250;
 const PING_EVERY_MS = 15_000;
@@ -15,6 +16,7 @@ const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
 const ui = {
   list: byTestId('inbox-list'),
   empty: byTestId('inbox-empty'),
+  truncated: byTestId('inbox-truncated'),
   banner: byTestId('error-banner'),
   conn: byTestId('conn-status'),
   tokenForm: byTestId('token-form'),
@@ -40,6 +42,8 @@ function redraw() {
   }
   ui.empty.hidden = rows.length > 0;
   ui.list.dataset.count = String(rows.length);
+  ui.truncated.hidden = !inboxWindow.truncated;
+  ui.truncated.textContent = `The ${inboxWindow.limit} soonest are shown; more are waiting.`;
   tick();
 }
 
@@ -48,15 +52,24 @@ function tick() {
   for (const row of state.rows.values()) row.tick(now);
 }
 
+// Only the soonest `?limit=` pauses have rows (./inbox-window.js).
+const inboxWindow = createInboxWindow(
+  limitOf(location.search),
+  { rows: state.rows, ordered, selected: () => state.selected, make: createRow, changed: redraw },
+  (limit) => api.pauses(limit),
+);
+
 function add(pause) {
   if (state.rows.has(pause.pause_id)) return;
   state.rows.set(pause.pause_id, createRow(pause));
+  inboxWindow.added();
   redraw();
 }
 
 function remove(pauseId) {
-  if (!state.rows.delete(pauseId)) return;
-  redraw();
+  const had = state.rows.delete(pauseId);
+  inboxWindow.removed(pauseId);
+  if (had) redraw();
 }
 
 function showError(text) {
@@ -158,6 +171,7 @@ function handle(raw) {
     const pending = new Map((event.pending_pauses ?? []).map((pause) => [pause.pause_id, pause]));
     for (const pauseId of [...state.rows.keys()]) if (!pending.has(pauseId)) state.rows.delete(pauseId);
     for (const pause of pending.values()) if (!state.rows.has(pause.pause_id)) state.rows.set(pause.pause_id, createRow(pause));
+    inboxWindow.listed(event.truncated);
     redraw();
   } else if (event.type === 'debugger.pause') add(pauseOfFrame(event));
   else if (event.type === 'debugger.resume') remove(event.pause_id);
@@ -166,9 +180,11 @@ function handle(raw) {
 function connect() {
   const target = endpoint('/ws/pauses');
   target.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const params = new URLSearchParams({ limit: String(inboxWindow.limit) });
   const token = getToken();
   // Browsers cannot set headers on a WebSocket, hence the query parameter the server also accepts.
-  if (token) target.search = new URLSearchParams({ access_token: token }).toString();
+  if (token) params.set('access_token', token);
+  target.search = params.toString();
   const ws = new WebSocket(target.href);
   state.socket = ws;
   setConn(state.attempts > 0 ? 'reconnecting' : 'connecting');

@@ -85,6 +85,36 @@ describe('dashboard: the inbox, with two viewers', () => {
   }, 45_000);
 });
 
+describe('dashboard: an inbox with more waiting than it shows', () => {
+  it('should show the soonest ?limit= pauses, say more wait, and fill up from the server as rows are answered', async () => {
+    const convs = [newConvId('window'), newConvId('window'), newConvId('window')];
+    for (const convId of convs) await stepped(convId);
+    const soonest = async (): Promise<string[]> => (await suite.server.api('GET', '/pauses')).body.pauses.map((pause: { pause_id: string }) => pause.pause_id);
+    const all = await soonest();
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    const limit = all.length - 1;
+
+    const page = suite.track(await newPage(suite.browser));
+    await page.goto(`${suite.server.url}/inbox.html?limit=${limit}`);
+    await page.locator('[data-testid="conn-status"][data-state="open"]').waitFor();
+    const shown = () => page.locator('[data-testid="inbox-row"]').evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.pauseId));
+    await page.waitForFunction((count) => document.querySelectorAll('[data-testid="inbox-row"]').length === count, limit);
+    expect(await shown()).toEqual(all.slice(0, limit));
+    await page.getByTestId('inbox-truncated').waitFor();
+    expect(await page.getByTestId('inbox-truncated').textContent()).toContain(`${limit} soonest`);
+
+    // The selected row is the soonest: continuing it makes room, and the page lists the next one in.
+    await page.keyboard.press('c');
+    await gone(page.locator(`[data-testid="inbox-row"][data-pause-id="${all[0]}"]`));
+    await page.locator(`[data-testid="inbox-row"][data-pause-id="${all[limit]}"]`).waitFor({ timeout: 15_000 });
+    const now = await soonest();
+    await page.waitForFunction((ids) => [...document.querySelectorAll('[data-testid="inbox-row"]')].map((row) => (row as HTMLElement).dataset.pauseId).join() === ids.join(), now.slice(0, limit));
+    expect(await page.getByTestId('inbox-truncated').isVisible()).toBe(now.length > limit);
+    expect(await page.getByTestId('error-banner').isHidden()).toBe(true);
+    for (const convId of convs) await suite.server.api('POST', '/chat/cancel', { conv_id: convId });
+  }, 45_000);
+});
+
 /** Moves the selection with j and k until it is on the conversation's row. */
 async function selectRow(page: Page, convId: string): Promise<void> {
   const selectedConv = () => page.locator('[data-testid="inbox-row"][data-selected="true"]').getAttribute('data-conv-id');
