@@ -41,7 +41,7 @@ export function createInboxWindow(limit, view, listSoonest) {
       trim();
       view.changed();
     } catch {
-      // Unreachable for now: the next row that leaves tries again, and a reconnect's hello lists them anyway.
+      // The server cannot be reached now: the next row that leaves tries again, and a reconnect's hello lists them anyway.
     } finally {
       refilling = false;
     }
