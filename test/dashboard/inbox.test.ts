@@ -108,7 +108,7 @@ describe('dashboard: an inbox with more waiting than it shows', () => {
     await gone(page.locator(`[data-testid="inbox-row"][data-pause-id="${all[0]}"]`));
     await page.locator(`[data-testid="inbox-row"][data-pause-id="${all[limit]}"]`).waitFor({ timeout: 15_000 });
     const now = await soonest();
-    await page.waitForFunction((ids) => [...document.querySelectorAll('[data-testid="inbox-row"]')].map((row) => (row as HTMLElement).dataset.pauseId).join() === ids.join(), now.slice(0, limit));
+    await page.waitForFunction((ids) => Array.from(document.querySelectorAll('[data-testid="inbox-row"]')).map((row) => (row as HTMLElement).dataset.pauseId).join() === ids.join(), now.slice(0, limit));
     expect(await page.getByTestId('inbox-truncated').isVisible()).toBe(now.length > limit);
     expect(await page.getByTestId('error-banner').isHidden()).toBe(true);
     for (const convId of convs) await suite.server.api('POST', '/chat/cancel', { conv_id: convId });
