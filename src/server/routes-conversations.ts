@@ -17,6 +17,15 @@ export const count = (name: string) =>
     .regex(/^\d{1,15}$/, `${name} must be a non-negative integer`)
     .transform(Number);
 
+/** The most conversations one listing returns when it asks for a `limit`. */
+const MAX_LIST_LIMIT = 10_000;
+
+const listQuery = z.object({
+  limit: count('limit')
+    .refine((limit) => limit >= 1 && limit <= MAX_LIST_LIMIT, `limit must be 1 to ${MAX_LIST_LIMIT}`)
+    .optional(),
+});
+
 const hydrateQuery = z.object({
   conv_id: convIdSchema,
   since_seq: count('since_seq').optional(),
@@ -26,10 +35,17 @@ const hydrateQuery = z.object({
 /** `GET /conversations`, `GET /conversations/:conv_id` and `GET /hydrate`. */
 export function conversationRoutes(context: ServerContext): Router {
   const router = loadExpress().Router();
-  router.get('/conversations', async (_req, res) => {
+  router.get('/conversations', async (req, res) => {
     const caller = callerFrom(res);
-    const listed = await context.directory.list();
-    res.json({ conversations: listed.filter((conversation) => mayAccess(caller, conversation.owner)).map(withoutOwner) });
+    const { limit } = parseOr400(listQuery, singleValues(req.query), 'query');
+    const mine = (await context.directory.list()).filter((conversation) => mayAccess(caller, conversation.owner));
+    if (limit === undefined || mine.length <= limit) {
+      res.json({ conversations: mine.map(withoutOwner) });
+      return;
+    }
+    // The newest `limit`, oldest first as the whole list is: a dashboard's sidebar on a server with 100 000.
+    const newest = [...mine].sort((a, b) => a.created_at - b.created_at).slice(-limit);
+    res.json({ conversations: newest.map(withoutOwner), truncated: true });
   });
 
   router.get('/conversations/:conv_id', async (req, res) => {

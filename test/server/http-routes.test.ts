@@ -81,6 +81,18 @@ describe('HTTP routes (debug on)', () => {
     expect(grant.headers.get('allow')).toBe('DELETE');
   });
 
+  it('should list only the newest `limit` conversations with ?limit=, oldest first, and say it cut the list', async () => {
+    for (const convId of ['list-a', 'list-b', 'list-c']) await (await SemClient.connect(`${t.wsBase}/ws?conv_id=${convId}`)).close();
+    const all = (await get(t.base, '/conversations')).body;
+    expect(all).not.toHaveProperty('truncated');
+    const ids = all.conversations.map((conversation: { conv_id: string }) => conversation.conv_id) as string[];
+    expect(ids.slice(-3)).toEqual(['list-a', 'list-b', 'list-c']);
+    const cut = (await get(t.base, '/conversations?limit=2')).body;
+    expect(cut).toEqual({ conversations: [expect.objectContaining({ conv_id: 'list-b' }), expect.objectContaining({ conv_id: 'list-c' })], truncated: true });
+    expect((await get(t.base, `/conversations?limit=${ids.length}`)).body).toEqual(all);
+    for (const bad of ['0', '-1', 'x', '10001', '1.5']) expect(await get(t.base, `/conversations?limit=${bad}`)).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
+  });
+
   it('should cancel: 404 for an unknown conversation, cancelled false when idle', async () => {
     expect(await post(t.base, '/chat/cancel', { conv_id: 'never-seen' })).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
     expect((await post(t.base, '/chat/cancel', {})).status).toBe(400);
