@@ -86,7 +86,7 @@ export async function request(method, path, body) {
 }
 
 export const api = {
-  listConversations: () => request('GET', '/conversations'),
+  listConversations: (limit) => request('GET', `/conversations?limit=${limit}`),
   getConversation: (convId) => request('GET', `/conversations/${encodeURIComponent(convId)}`),
   chat: (body) => request('POST', '/chat', body),
   cancel: (convId) => request('POST', '/chat/cancel', { conv_id: convId }),

@@ -10,6 +10,7 @@ export function findAppElements() {
     tokenInput: byTestId('token-input'),
     newConv: byTestId('new-conversation'),
     convList: byTestId('conversation-list'),
+    convMore: byTestId('conversation-more'),
     title: byTestId('conv-title'),
     meta: byTestId('conv-meta'),
     stepToggle: byTestId('step-toggle'),

@@ -22,6 +22,9 @@ import { createStepToggle } from './step-toggle.js';
 import { createTimeline } from './timeline.js';
 
 const REFRESH_EVERY_MS = 5000;
+// The newest this many in the sidebar: a server with 100 000 conversations lists them all otherwise,
+// and the sidebar asks each one's first prompt.
+const SIDEBAR_LIMIT = 200;
 const ui = findAppElements();
 
 const state = {
@@ -81,8 +84,10 @@ let refreshTimer = null;
 async function refreshConversations() {
   clearTimeout(refreshTimer);
   try {
-    const reply = await api.listConversations();
+    const reply = await api.listConversations(SIDEBAR_LIMIT);
     conversations.set(reply.conversations);
+    ui.convMore.hidden = reply.truncated !== true;
+    ui.convMore.textContent = `The ${SIDEBAR_LIMIT} newest are listed.`;
     grants.load();
     firstPrompts.fetchMissing((reply.conversations ?? []).map((conv) => conv.conv_id));
     const current = state.convId && conversations.find(state.convId);
