@@ -44,7 +44,7 @@ export function conversationRoutes(context: ServerContext): Router {
       return;
     }
     // The newest `limit`, oldest first as the whole list is: a dashboard's sidebar on a server with 100 000.
-    const newest = [...mine].sort((a, b) => a.created_at - b.created_at).slice(-limit);
+    const newest = mine.sort((a, b) => a.created_at - b.created_at).slice(-limit);
     res.json({ conversations: newest.map(withoutOwner), truncated: true });
   });
 

@@ -47,9 +47,9 @@ export interface PauseBook {
   readonly resolved: Map<string, ResolvedPause>;
 }
 
-// A scan rather than an index by session: listing and disable are rare, and an index cost a Map
-// entry and a Set per paused run (`paused_heap_per_run`). A loop, not a spread and a filter: every
-// socket's hello scans, and copying every pending pause first cost most of the scan.
+// A scan rather than an index by session: an index cost a Map entry and a Set per paused run
+// (`paused_heap_per_run`), and hellos, listings and disable scan far less often than runs pause. A
+// loop, not a spread and a filter: copying every pending pause first cost most of the scan.
 export function pendingOf(book: PauseBook, sessionId: string): PendingPause[] {
   const found: PendingPause[] = [];
   for (const entry of book.pendingById.values()) if (entry.info.session_id === sessionId) found.push(entry);
