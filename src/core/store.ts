@@ -115,10 +115,10 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
    */
   readonly lastSeqNow?: (convId: string) => number;
   /**
-   * The conversation's session closed here: what the store holds of it in memory to write it faster
-   * (its last seq, its turns' last writes) may go; what is stored stays. Optional.
+   * What the store holds of the conversation in memory to write it faster (its last seq, its turns'
+   * last writes) may go: its session closed here, or its run hibernated. What is stored stays. Optional.
    */
-  readonly closed?: (convId: string) => void;
+  readonly forget?: (convId: string) => void;
 
   /** Commits what is queued, then releases the store (its lock). Idempotent; writes after it throw `StoreClosedError`. */
   close(): Promise<void>;

@@ -73,7 +73,7 @@ export function pauseAt(
         phase,
         summary: summarize(phase, state, calls, registry),
         tool_calls: toolCalls,
-        ...pauseChecks(phase, registry, state.blocks, calls),
+        ...pauseChecks(phase, registry, state.blocks),
       })
       .pipe(map((resolution) => applyResolution(phase, state, resolution.decision)));
   // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
@@ -130,37 +130,38 @@ function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall
  * schemas of the tools the calls name, and at `after_tools` the results an edit replaces. Also for a
  * pause restored asleep, from its checkpoint's blocks.
  */
-export function pauseChecks(
-  phase: PausePhase,
-  registry: ToolRegistry,
-  blocks: readonly Block[],
-  calls: readonly ToolCall[] = phase === 'after_inference' ? pendingToolCalls(blocks) : NO_CALLS,
-): PauseChecks {
-  return { ...callValidators(calls, registry), results: phase === 'after_tools' ? lastResults(blocks) : NO_RESULTS };
+export function pauseChecks(phase: PausePhase, registry: ToolRegistry, blocks: readonly Block[]): PauseChecks {
+  return { ...validatorsOf(registry), results: phase === 'after_tools' ? lastResults(blocks) : NO_RESULTS };
 }
 
 const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
- * Edited arguments are checked against the schema of the tool each call names, answers against the
- * answer schema of the question each call asks. Both made here, so they share one closure context
- * (of `calls` and `registry`): a hibernated pause keeps them for as long as it waits.
+ * Edited arguments are checked against the schema of the tool each call of the pause names, answers
+ * against the answer schema of the question each call asks. Made once per registry and shared by all
+ * its pauses: a pause (100 000 hibernated ones for days) holds two references, not two closures.
  */
-function callValidators(calls: readonly ToolCall[], registry: ToolRegistry): Pick<PauseChecks, 'validateEdit' | 'validateAnswer'> {
-  return {
-    validateEdit: (toolCallId, args) => {
-      const call = calls.find((candidate) => candidate.id === toolCallId);
+function validatorsOf(registry: ToolRegistry): Pick<PauseChecks, 'validateEdit' | 'validateAnswer'> {
+  let validators = VALIDATORS.get(registry);
+  if (validators) return validators;
+  validators = {
+    validateEdit: (toolCallId, args, pause) => {
+      const call = pause.tool_calls.find((candidate) => candidate.id === toolCallId);
       const tool = call && registry.get(call.name);
       if (!tool) return [`no known tool for tool_call_id "${toolCallId}"`];
       const validation = tool.validate(args);
       return validation.ok ? [] : validation.issues;
     },
-    validateAnswer: (toolCallId, answer) => {
-      const call = calls.find((candidate) => candidate.id === toolCallId);
+    validateAnswer: (toolCallId, answer, pause) => {
+      const call = pause.tool_calls.find((candidate) => candidate.id === toolCallId);
       const human = call && registry.get(call.name)?.human;
       if (!human) return [`no question with tool_call_id "${toolCallId}"`];
       const validation = human.validateAnswer(answer);
       return validation.ok ? [] : validation.issues;
     },
   };
+  VALIDATORS.set(registry, validators);
+  return validators;
 }
+
+const VALIDATORS = new WeakMap<ToolRegistry, Pick<PauseChecks, 'validateEdit' | 'validateAnswer'>>();

@@ -11,7 +11,7 @@ import type { SliceQueue } from './slice-queue.js';
 
 /** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
 export interface HibernationPorts {
-  readonly store: Pick<Store, 'checkpoints'>;
+  readonly store: Pick<Store, 'checkpoints' | 'forget'>;
   readonly controller: Pick<StepController, 'get' | 'hibernate' | 'restoreAsleep'>;
   /** The conversation's session held here; undefined for one that is not. */
   readonly sessionOf: (convId: string) => Session | undefined;
@@ -34,12 +34,15 @@ export interface HibernationPorts {
  * resident: hibernating it would lose the state the run goes on from.
  */
 export function createHibernation(ports: HibernationPorts): Hibernation {
+  const wake = wakeOf(ports);
   return {
     // Queued: many pauses come due together, and a SQLite read is synchronous.
-    hibernate: (pause) => ports.slices.push(() => readAndHibernate(ports, pause)),
-    restoreAsleep: (session, checkpoint, pause) => restoreAsleep(ports, session, checkpoint, pause),
+    hibernate: (pause) => ports.slices.push(() => readAndHibernate(ports, pause, wake)),
+    restoreAsleep: (session, checkpoint, pause) => restoreAsleep(ports, session, checkpoint, pause, wake),
   };
 }
+
+type Wake = (resolution: PauseResolution) => void;
 
 export interface Hibernation {
   /** The controller's `hibernate` port. */
@@ -53,25 +56,34 @@ export interface Hibernation {
 }
 
 /** False when the controller cannot: the caller restores the run another way. */
-function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: RunCheckpoint, pause: PauseInfo): boolean {
+function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: RunCheckpoint, pause: PauseInfo, wake: Wake): boolean {
   const checks = pauseChecks(pause.phase, session.registry(), checkpoint.blocks);
-  const held = ports.controller.restoreAsleep?.(pause, checks, wakeOf(ports, session, pause));
+  const held = ports.controller.restoreAsleep?.(pause, checks, wake);
   if (!held) return false;
-  session.sleep(checkpoint, held);
+  session.sleep(checkpoint, pause, held);
   // Once the frames it published (`log`, `paused`) are committed: the buffer goes as a hibernating run's does.
   ports.slices.push(() => releaseBuffer(ports, pause.conv_id));
   return true;
 }
 
-/** A hibernated run's wake: its rebuild, queued once its pause's resolution is committed (the controller waits for that). */
-const wakeOf = (ports: HibernationPorts, session: Session, pause: PauseInfo) => (resolution: PauseResolution): void =>
-  ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, resolution.decision)));
+/**
+ * Every hibernated run's wake, one function for all of them (a closure per pause cost heap for as long
+ * as it waited): the run of the resolved pause's session rebuilt, queued once the resolution is
+ * committed (the controller waits for that). A session closed since has cancelled its pause, so the
+ * session found is the one whose run waits at it.
+ */
+const wakeOf = (ports: HibernationPorts): Wake => (resolution) => {
+  const { pause, decision } = resolution;
+  const session = ports.sessionOf(pause.conv_id);
+  if (session?.session_id !== pause.session_id) return;
+  ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, decision)));
+};
 
-function readAndHibernate(ports: HibernationPorts, pause: PauseInfo): void {
+function readAndHibernate(ports: HibernationPorts, pause: PauseInfo, wake: Wake): void {
   ports.store.checkpoints(pause.conv_id).then(
     (checkpoints) => {
       const checkpoint = checkpoints.find((candidate) => isAt(candidate, pause));
-      if (checkpoint) hibernate(ports, pause, checkpoint);
+      if (checkpoint) hibernate(ports, pause, checkpoint, wake);
     },
     // A store that cannot answer now: the run stays resident, which is only costlier.
     () => undefined,
@@ -81,14 +93,16 @@ function readAndHibernate(ports: HibernationPorts, pause: PauseInfo): void {
 const isAt = (checkpoint: RunCheckpoint, pause: PauseInfo): boolean =>
   checkpoint.inference_id === pause.inference_id && checkpoint.next === pause.phase;
 
-function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunCheckpoint): void {
+function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunCheckpoint, wake: Wake): void {
   const session = ports.sessionOf(pause.conv_id);
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
-  const held = ports.controller.hibernate?.(pause.pause_id, wakeOf(ports, session, pause));
+  const held = ports.controller.hibernate?.(pause.pause_id, wake);
   if (!held) return;
-  session.hibernate(checkpoint, held);
+  session.hibernate(checkpoint, pause, held);
   releaseBuffer(ports, pause.conv_id);
+  // Its writes' caches too: the run writes nothing until it wakes, which may be days.
+  ports.store.forget?.(pause.conv_id);
 }
 
 /**
@@ -101,7 +115,8 @@ function releaseBuffer({ hub, frames }: HibernationPorts, convId: string): void 
   const lastSeq = hub.lastSeq(convId);
   hub.forget(convId);
   frames.forget(convId);
-  hub.seed(convId, lastSeq);
+  // A hub that reads seqs from the store keeps no entry at all.
+  if (hub.lastSeq(convId) !== lastSeq) hub.seed(convId, lastSeq);
 }
 
 /** When a pause hibernates its run, and who does it: what the runtime's controller is built with. */

@@ -6,7 +6,7 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
 import { cancelledAt, createRun$ } from './run.js';
 import { createRunContext, mergeOverrides, overridesOf, type RunIds } from './run-context.js';
-import { NO_CHOICES, type ActiveRun, type ResolvedChoices } from './active-run.js';
+import { NO_CHOICES, SleepingRun, type ActiveRun, type CheckpointIds, type ResolvedChoices } from './active-run.js';
 import { LoopRunHandle, type RunHandle } from './run-handle.js';
 import { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
 import type { RunOverrides, Session, SessionChoices, SessionIdentity, SessionSettings, StartRunInput } from './session.js';
@@ -111,25 +111,23 @@ export class LoopSession implements Session {
     );
   }
 
-  hibernate(checkpoint: RunCheckpoint, pause: Subscription): void {
+  hibernate(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
     const { active } = this;
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
-    // The stored checkpoint's blocks are a parsed copy of the ones the run holds; the run's own
-    // objects cost less heap than ones fresh from JSON.parse, so they are the ones kept.
     this.settings.runs.drop(this.conv_id);
-    this.asleep({ ...checkpoint, blocks: active.blocks }, pause, active);
+    this.asleep(checkpoint, at, pause, active);
   }
 
-  sleep(checkpoint: RunCheckpoint, pause: Subscription): void {
+  sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
     if (this.closed || this.active) return void pause.unsubscribe();
-    this.asleep(checkpoint, pause, {});
+    this.asleep(checkpoint, at, pause, {});
     this.settings.onActivity?.(this, true);
   }
 
   /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks. */
-  private asleep(checkpoint: RunCheckpoint, pause: Subscription, { handle, own }: Pick<ActiveRun, 'handle' | 'own'>): void {
-    this.active = { turn_id: checkpoint.turn_id, blocks: checkpoint.blocks, checkpoint, ...(handle ? { handle } : {}), ...(own ? { own } : {}) };
+  private asleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription, { handle, own }: Pick<ActiveRun, 'handle' | 'own'>): void {
+    this.active = new SleepingRun(checkpoint, at, { ...(handle ? { handle } : {}), ...(own ? { own } : {}) });
     this.settings.runs.hold(this.conv_id, pause);
   }
 
@@ -151,7 +149,7 @@ export class LoopSession implements Session {
   wake(resume: (state: LoopState) => LoopState): void {
     const hibernated = this.active;
     // Cancelled, suspended or closed since its pause resolved: nothing to rebuild.
-    if (!hibernated?.checkpoint) return;
+    if (!(hibernated instanceof SleepingRun)) return;
     // Its pause has resolved: the hold has nothing left to unsubscribe.
     this.settings.runs.release(this.conv_id);
     this.active = undefined;
@@ -166,7 +164,7 @@ export class LoopSession implements Session {
   cancel(): boolean {
     const { active } = this;
     if (!active) return false;
-    if (active.checkpoint) this.endHibernated(active.checkpoint, active);
+    if (active instanceof SleepingRun) this.endHibernated(active.checkpoint, active);
     else active.cancel$?.next();
     return true;
   }

@@ -100,7 +100,7 @@ export function closeSession(state: RegistryState, convId: string): boolean {
   if (!store.durable) store.deleteConversation(convId);
   else {
     if (!store.lastSeqNow) hub.seed(convId, lastSeq);
-    store.closed?.(convId);
+    store.forget?.(convId);
   }
   loop.engine.forget?.(convId);
   return true;

@@ -5,7 +5,7 @@ import type { RunOwnership } from '../core/ownership.js';
 import type { Engine, EngineMiddleware } from '../core/engine.js';
 import type { LoopPorts } from '../operators/loop-state.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
-import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
+import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub, type EventHubConfig } from '../streams/event-hub.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import type { LogFrame } from '../streams/frame-codec.js';
 import type { StepController, TimeoutAction } from '../streams/step-controller.js';
@@ -160,9 +160,9 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const { config, inferences } = withInferenceLog(options);
   const scheduler = config.scheduler ?? asyncScheduler;
   const ids = config.ids ?? createRandomIds();
-  const hub = createEventHub(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize });
   // Keeping what the hub keeps: a store that persists nothing need not hold more than the replay buffer.
   const store = config.store ?? createMemoryStore({ maxFramesPerConversation: config.bufferSize ?? DEFAULT_BUFFER_SIZE });
+  const hub = createEventHub({ ...(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize }), ...storedSeqs(store) });
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
   // Subscribed before anything else follows the hub, so every frame is appended as it is published.
   const frames = createFrameLog(hub, store, config.onFrameError === undefined ? {} : { onError: config.onFrameError });
@@ -215,6 +215,24 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     },
   };
   return service.join(local);
+}
+
+/**
+ * A store that says a conversation's last seq at once tells the hub too, which then needs no entry for a
+ * conversation it let go of (a hibernated run's). A closed store says nothing more: nothing publishes then.
+ */
+function storedSeqs(store: Store): Pick<EventHubConfig, 'lastSeqOf'> {
+  const { lastSeqNow } = store;
+  if (!lastSeqNow) return {};
+  return {
+    lastSeqOf: (convId) => {
+      try {
+        return lastSeqNow(convId);
+      } catch {
+        return 0;
+      }
+    },
+  };
 }
 
 /** `recover`, `takeOver` and `fork`: runs brought back from the store, or copied from it. */

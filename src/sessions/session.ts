@@ -5,6 +5,7 @@ import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { CheckpointIds } from './active-run.js';
 import { LoopSession } from './loop-session.js';
 import type { RunHandle, RunViews } from './run-handle.js';
 import type { RunResult } from './run.js';
@@ -93,14 +94,15 @@ export interface Session extends SessionIdentity {
   /**
    * Hibernation only (docs/protocol.md, Durability): the run, paused at the pause `pause` holds (hibernated by the
    * controller), leaves memory: its loop is unsubscribed and the session keeps its turn and
-   * `checkpoint`. Cancelled, it ends where it stands as a parked run does; `wake` rebuilds it.
+   * `checkpoint` (whose ids are those of the pause it waits at, `at`). Cancelled, it ends where it
+   * stands as a parked run does; `wake` rebuilds it.
    */
-  hibernate(checkpoint: RunCheckpoint, pause: Subscription): void;
+  hibernate(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
   /**
    * Recovery with hibernation only: a run restored at the stored pause `pause` holds (pending again in
    * the controller) comes back hibernated there, as `hibernate` would leave it, with no loop built.
    */
-  sleep(checkpoint: RunCheckpoint, pause: Subscription): void;
+  sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
   /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
   registry(): ToolRegistry;
   /**

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { PauseDecision, PauseInfo } from '../core/pauses.js';
 import { isJson, StepCommandError, type ContinueCommand } from './step-commands.js';
 
-/** Checks one answer against the question's own schema: a list of issues, empty when valid. */
-export type AnswerValidator = (toolCallId: string, answer: unknown) => readonly string[];
+/** Checks one answer to a question of `pause`: a list of issues, empty when valid. */
+export type AnswerValidator = (toolCallId: string, answer: unknown, pause: PauseInfo) => readonly string[];
 
 /**
  * `action: "answer"` at a pause with questions (docs/protocol.md, Questions for a human): every question of the
@@ -26,7 +26,7 @@ export function decideAnswers(pause: PauseInfo, command: ContinueCommand, valida
     if (!Object.hasOwn(answers, id)) issues[id] = ['(root): an answer is required'];
     else if (!isJson(answers[id])) issues[id] = ['(root): an answer must be a JSON value'];
     else {
-      const found = validateAnswer(id, answers[id]);
+      const found = validateAnswer(id, answers[id], pause);
       if (found.length > 0) issues[id] = found;
     }
   }

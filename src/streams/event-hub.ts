@@ -4,6 +4,12 @@ import type { SequencedEvent, StepwiseEvent } from './events.js';
 export interface EventHubConfig {
   /** Frames kept per conversation for replay (`since_seq`, `/hydrate`). Default 1000. */
   readonly bufferSize?: number;
+  /**
+   * The last seq of a conversation the hub holds nothing of (a durable store's, docs/protocol.md,
+   * Durability), so a conversation whose buffer was let go (a hibernated run's) needs no entry here to
+   * go on from it. Default: 0, the hub alone knows seqs.
+   */
+  readonly lastSeqOf?: (convId: string) => number;
 }
 
 export const DEFAULT_BUFFER_SIZE = 1000;
@@ -81,6 +87,13 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   }
   const all = new Subject<SequencedEvent>();
   const logs = new Map<string, ConversationLog>();
+  const storedSeq = config.lastSeqOf ?? (() => 0);
+  const logOf = (convId: string): ConversationLog => {
+    let log = logs.get(convId);
+    if (!log) logs.set(convId, (log = { seq: storedSeq(convId), frames: [] }));
+    return log;
+  };
+  const lastSeq = (convId: string): number => logs.get(convId)?.seq ?? storedSeq(convId);
   const live = createLiveChannels<SequencedEvent>();
   const deliver = createInOrderDelivery((frame) => {
     all.next(frame);
@@ -90,11 +103,11 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   const conversation$ = (convId: string): Observable<SequencedEvent> => live.channel$(convId);
   const buffered = (convId: string, sinceSeq = 0, limit = Number.POSITIVE_INFINITY): BufferedFrames => {
     const log = logs.get(convId);
-    return log ? bufferedOf(log, bufferSize, sinceSeq, limit) : { frames: [], lastSeq: 0 };
+    return log ? bufferedOf(log, bufferSize, sinceSeq, limit) : { frames: [], lastSeq: lastSeq(convId) };
   };
   return {
     publish: (event) => {
-      const log = logOf(logs, event.conv_id);
+      const log = logOf(event.conv_id);
       const frame: SequencedEvent = { seq: ++log.seq, event };
       log.frames.push(frame);
       // Trim in batches so the buffer costs O(1) amortised per publish.
@@ -106,28 +119,19 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     conversation$,
     replay$: (convId, sinceSeq) => replayAfter$(conversation$(convId), () => buffered(convId, sinceSeq).frames, sinceSeq),
     buffered,
-    lastSeq: (convId) => logs.get(convId)?.seq ?? 0,
+    lastSeq,
     isWatched: (convId) => live.isWatched(convId),
     forget: (convId) => {
       logs.delete(convId);
     },
     seed: (convId, lastSeq) => {
-      const log = logOf(logs, convId);
+      const log = logOf(convId);
       if (!Number.isInteger(lastSeq) || lastSeq < log.seq) {
         throw new RangeError(`hub.seed: lastSeq must be an integer >= ${log.seq} for "${convId}", got ${String(lastSeq)}`);
       }
       log.seq = lastSeq;
     },
   };
-}
-
-function logOf(logs: Map<string, ConversationLog>, convId: string): ConversationLog {
-  let log = logs.get(convId);
-  if (!log) {
-    log = { seq: 0, frames: [] };
-    logs.set(convId, log);
-  }
-  return log;
 }
 
 /**

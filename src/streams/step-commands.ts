@@ -44,8 +44,8 @@ export type SubmitResult =
   | { readonly ok: true; readonly pause: PauseInfo }
   | { readonly ok: false; readonly error: StepCommandError };
 
-/** Checks an edited argument object against the tool's schema: a list of issues, empty when valid. */
-export type EditValidator = (toolCallId: string, args: unknown) => readonly string[];
+/** Checks edited arguments for one call of `pause` against its tool's schema: a list of issues, empty when valid. */
+export type EditValidator = (toolCallId: string, args: unknown, pause: PauseInfo) => readonly string[];
 
 /**
  * Validates a command against the pause it targets and turns it into a decision.
@@ -87,7 +87,7 @@ export function decide(
     }
     const issues: Record<string, readonly string[]> = {};
     for (const id of ids) {
-      const found = validateEdit(id, edits[id]);
+      const found = validateEdit(id, edits[id], pause);
       if (found.length > 0) issues[id] = found;
     }
     if (Object.keys(issues).length > 0) {

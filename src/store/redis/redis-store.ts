@@ -127,7 +127,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
     ...readsAfterCommit<E, W>(createRedisReads<E>(client, keys), read),
     pausesByDeadline: (offset, count) => read(() => byDeadline.page(offset, count)),
     // A missing last seq only means the append script checks the seq alone (see ./appends.ts).
-    closed: (convId) => appends.unknown(convId),
+    forget: (convId) => appends.unknown(convId),
     tail$: tail as (convId: string, sinceSeq?: number) => Observable<StoredFrame<E> | W>,
     close: async () => {
       if (closed) return;

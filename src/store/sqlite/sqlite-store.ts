@@ -77,7 +77,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
       if (isClosed()) throw new StoreClosedError('sqlite');
       return seqs.lastSeqOf(convId);
     },
-    closed: (convId) => {
+    forget: (convId) => {
       if (!isClosed()) forget(convId);
     },
     pauses: (convId) => read(() => reads.pauses(convId)),
