@@ -115,6 +115,11 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
    */
   readonly lastSeqNow?: (convId: string) => number;
   /**
+   * One run's checkpoint, read at once: a store whose reads are synchronous (SQLite) offers it, so a
+   * hibernated run keeps no copy of it in memory (docs/protocol.md, Durability). Absent: the runtime keeps one.
+   */
+  readonly checkpointNow?: (convId: string, inferenceId: string) => RunCheckpoint | undefined;
+  /**
    * What the store holds of the conversation in memory to write it faster (its last seq, its turns'
    * last writes) may go: its session closed here, or its run hibernated. What is stored stays. Optional.
    */

@@ -73,7 +73,7 @@ export function pauseAt(
         phase,
         summary: summarize(phase, state, calls, registry),
         tool_calls: toolCalls,
-        ...pauseChecks(phase, registry, state.blocks),
+        ...pauseChecks(phase, registry, state),
       })
       .pipe(map((resolution) => applyResolution(phase, state, resolution.decision)));
   // A pause restored after a restart pauses again whatever the grants say: an operator may have seen it.
@@ -130,8 +130,9 @@ function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall
  * schemas of the tools the calls name, and at `after_tools` the results an edit replaces. Also for a
  * pause restored asleep, from its checkpoint's blocks.
  */
-export function pauseChecks(phase: PausePhase, registry: ToolRegistry, blocks: readonly Block[]): PauseChecks {
-  return { ...validatorsOf(registry), results: phase === 'after_tools' ? lastResults(blocks) : NO_RESULTS };
+export function pauseChecks(phase: PausePhase, registry: ToolRegistry, at: { readonly blocks: readonly Block[] }): PauseChecks {
+  // Read only where needed: a restored checkpoint's blocks are parsed when first read.
+  return { ...validatorsOf(registry), results: phase === 'after_tools' ? lastResults(at.blocks) : NO_RESULTS };
 }
 
 const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});

@@ -30,9 +30,11 @@ export interface ActiveRun {
   readonly own?: Pick<RunContext, 'engine' | 'tools'>;
 }
 
-
 /** The ids a hibernated run's checkpoint shares with the pause it waits at. */
 export type CheckpointIds = Pick<RunCheckpoint, 'conv_id' | 'session_id' | 'inference_id' | 'turn_id'>;
+
+/** A run's checkpoint as the store has it, read at once (`Store.checkpointNow`). */
+export type StoredCheckpoint = (ids: CheckpointIds) => RunCheckpoint | undefined;
 
 /**
  * A hibernated run (docs/protocol.md, Durability): its checkpoint kept as JSON text, which costs a
@@ -40,9 +42,15 @@ export type CheckpointIds = Pick<RunCheckpoint, 'conv_id' | 'session_id' | 'infe
  * rebuilt, cancelled or its turn read. The ids are left out of the text and taken from the pause the
  * run waits at (`at`), whose strings the controller holds anyway. The run's blocks, as the store
  * keeps them, are that checkpoint's: a woken run goes on from what recovery would have read.
+ *
+ * With a store that reads at once (`stored`, SQLite's `checkpointNow`) it keeps nothing: the
+ * checkpoint is read again from the store, which has it as long as the run has not ended.
+ *
+ * A run restored asleep at a restart starts with the checkpoint recovery parsed, and is compacted
+ * later (`compact`, queued): 100 000 of them at once would hold the restart up.
  */
 export class SleepingRun implements ActiveRun {
-  private readonly text: string;
+  private kept: string | RunCheckpoint | undefined;
   declare readonly handle?: LoopRunHandle;
   declare readonly own?: Pick<RunContext, 'engine' | 'tools'>;
 
@@ -50,25 +58,55 @@ export class SleepingRun implements ActiveRun {
     checkpoint: RunCheckpoint,
     private readonly at: CheckpointIds,
     { handle, own }: Pick<ActiveRun, 'handle' | 'own'>,
+    private readonly stored?: StoredCheckpoint,
   ) {
-    const { conv_id: _conv, session_id: _session, inference_id: _inference, turn_id: _turn, ...rest } = checkpoint;
-    this.text = flat(toJsonText(rest));
+    this.kept = checkpoint;
     // Only when there is one: most hibernated runs were restored, or started by a caller that kept no handle.
     if (handle) this.handle = handle;
     if (own) this.own = own;
+  }
+
+  /** Keeps the checkpoint as text from now on, or not at all when the store reads it at once. */
+  compact(): this {
+    const { kept } = this;
+    if (kept === undefined || typeof kept === 'string') return this;
+    if (this.stored) {
+      this.kept = undefined;
+      return this;
+    }
+    const { conv_id: _conv, session_id: _session, inference_id: _inference, turn_id: _turn, ...rest } = kept;
+    this.kept = flat(toJsonText(rest));
+    return this;
   }
 
   get turn_id(): string {
     return this.at.turn_id;
   }
 
+  /** Throws when the store cannot say it (closed under its runtime). */
   get checkpoint(): RunCheckpoint {
-    const { conv_id, session_id, inference_id, turn_id } = this.at;
-    return { conv_id, session_id, inference_id, turn_id, ...(JSON.parse(this.text) as Omit<RunCheckpoint, keyof CheckpointIds>) };
+    const { kept, at } = this;
+    if (kept === undefined) {
+      const checkpoint = this.stored?.(at);
+      if (!checkpoint) throw new Error(`the store has no checkpoint of the hibernated run ${at.inference_id}`);
+      return checkpoint;
+    }
+    if (typeof kept !== 'string') return kept;
+    const { conv_id, session_id, inference_id, turn_id } = at;
+    return { conv_id, session_id, inference_id, turn_id, ...(JSON.parse(kept) as Omit<RunCheckpoint, keyof CheckpointIds>) };
+  }
+
+  /** The checkpoint, or undefined when the store cannot say it. */
+  checkpointIfReadable(): RunCheckpoint | undefined {
+    try {
+      return this.checkpoint;
+    } catch {
+      return undefined;
+    }
   }
 
   get blocks(): readonly Block[] {
-    return (JSON.parse(this.text) as Pick<RunCheckpoint, 'blocks'>).blocks;
+    return this.checkpoint.blocks;
   }
 }
 

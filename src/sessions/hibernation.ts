@@ -57,12 +57,15 @@ export interface Hibernation {
 
 /** False when the controller cannot: the caller restores the run another way. */
 function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: RunCheckpoint, pause: PauseInfo, wake: Wake): boolean {
-  const checks = pauseChecks(pause.phase, session.registry(), checkpoint.blocks);
+  const checks = pauseChecks(pause.phase, session.registry(), checkpoint);
   const held = ports.controller.restoreAsleep?.(pause, checks, wake);
   if (!held) return false;
   session.sleep(checkpoint, pause, held);
   // Once the frames it published (`log`, `paused`) are committed: the buffer goes as a hibernating run's does.
-  ports.slices.push(() => releaseBuffer(ports, pause.conv_id));
+  ports.slices.push(() => {
+    releaseBuffer(ports, pause.conv_id);
+    session.compactSleep();
+  });
   return true;
 }
 

@@ -116,7 +116,7 @@ export class LoopSession implements Session {
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
     this.settings.runs.drop(this.conv_id);
-    this.asleep(checkpoint, at, pause, active);
+    this.asleep(checkpoint, at, pause, active).compact();
   }
 
   sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
@@ -126,9 +126,13 @@ export class LoopSession implements Session {
   }
 
   /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks. */
-  private asleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription, { handle, own }: Pick<ActiveRun, 'handle' | 'own'>): void {
-    this.active = new SleepingRun(checkpoint, at, { ...(handle ? { handle } : {}), ...(own ? { own } : {}) });
+  private asleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription, from: Pick<ActiveRun, 'handle' | 'own'>): SleepingRun {
     this.settings.runs.hold(this.conv_id, pause);
+    return (this.active = new SleepingRun(checkpoint, at, from, this.settings.storedCheckpoint));
+  }
+
+  compactSleep(): void {
+    if (this.active instanceof SleepingRun) this.active.compact();
   }
 
   registry(): ToolRegistry {
@@ -136,9 +140,13 @@ export class LoopSession implements Session {
   }
 
   /** As a parked run is cancelled: dropping its pause resolves it `cancelled`, then the run ends where it stood. */
-  private endHibernated(checkpoint: RunCheckpoint, { handle, own }: ActiveRun): void {
+  private endHibernated(sleeping: SleepingRun): void {
+    const { handle, own } = sleeping;
     this.settings.runs.drop(this.conv_id);
     this.active = undefined;
+    // Undefined from a store closed under its runtime: nothing of the run's end could be written either.
+    const checkpoint = sleeping.checkpointIfReadable();
+    if (!checkpoint) return;
     const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, own));
     this.finished.push(result.turn);
     this.settings.onRunEnded?.(this, result);
@@ -164,7 +172,7 @@ export class LoopSession implements Session {
   cancel(): boolean {
     const { active } = this;
     if (!active) return false;
-    if (active instanceof SleepingRun) this.endHibernated(active.checkpoint, active);
+    if (active instanceof SleepingRun) this.endHibernated(active);
     else active.cancel$?.next();
     return true;
   }

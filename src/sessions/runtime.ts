@@ -5,7 +5,7 @@ import type { RunOwnership } from '../core/ownership.js';
 import type { Engine, EngineMiddleware } from '../core/engine.js';
 import type { LoopPorts } from '../operators/loop-state.js';
 import type { SnapshotHook } from '../operators/snapshot-hook.js';
-import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub, type EventHubConfig } from '../streams/event-hub.js';
+import { createEventHub, DEFAULT_BUFFER_SIZE, type EventHub } from '../streams/event-hub.js';
 import { createFrameLog, type FrameLog } from '../streams/frame-log.js';
 import type { LogFrame } from '../streams/frame-codec.js';
 import type { StepController, TimeoutAction } from '../streams/step-controller.js';
@@ -26,6 +26,7 @@ import { createLocalCommands, type CommandHandler, type CommandPort } from '../c
 import type { ConversationDirectory } from '../core/directory.js';
 import type { RetentionConfig } from './retention.js';
 import type { SessionChoices, ToolList } from './session.js';
+import { storeReadsNow } from './store-now.js';
 import { createStoreWriter } from './store-writer.js';
 import { createGrantBook, grantTargetOf, type GrantBook } from './grant-book.js';
 import { createMemoryGrants } from '../store/memory-grants.js';
@@ -162,7 +163,8 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const ids = config.ids ?? createRandomIds();
   // Keeping what the hub keeps: a store that persists nothing need not hold more than the replay buffer.
   const store = config.store ?? createMemoryStore({ maxFramesPerConversation: config.bufferSize ?? DEFAULT_BUFFER_SIZE });
-  const hub = createEventHub({ ...(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize }), ...storedSeqs(store) });
+  const readsNow = storeReadsNow(store);
+  const hub = createEventHub({ ...(config.bufferSize === undefined ? {} : { bufferSize: config.bufferSize }), ...readsNow.hub });
   const writer = createStoreWriter(store, { engine: config.engine, scheduler });
   // Subscribed before anything else follows the hub, so every frame is appended as it is published.
   const frames = createFrameLog(hub, store, config.onFrameError === undefined ? {} : { onError: config.onFrameError });
@@ -183,10 +185,9 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
   const ports: LoopPorts = { engine, registry, executor, controller, publish, scheduler, ids, grants };
   const loop = createStoredLoop(ports, config, { gate, writer, store, profileOf: (convId) => sessions.get(convId)?.profile });
   const restoreEngine = (convId: string, state: JsonValue, choices: SessionChoices | undefined): void => (choices?.engine ?? config.engine).restore?.(convId, state);
-  const settings = { loop, views: { hub, controller }, toolsFor, engineFor, ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }) };
+  const settings = { loop, views: { hub, controller }, toolsFor, engineFor, ...(config.systemPrompt === undefined ? {} : { systemPrompt: config.systemPrompt }), ...readsNow.sessions };
   const retention = config.retention === undefined ? {} : { retention: config.retention };
-  const onRunStarting = (): void => tracing.runStarting();
-  const sessions = createSessionRegistry({ loop: ports, settings, hub, frames, store, writer, gate, controller, core, restoreEngine, onRunStarting, ...retention });
+  const sessions = createSessionRegistry({ loop: ports, settings, hub, frames, store, writer, gate, controller, core, restoreEngine, onRunStarting: () => tracing.runStarting(), ...retention });
   const service = serviceOf(config, store);
   const claim = (convId: string): Promise<boolean> => service.ownership.claim(convId);
   const local: Stepwise = {
@@ -215,24 +216,6 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     },
   };
   return service.join(local);
-}
-
-/**
- * A store that says a conversation's last seq at once tells the hub too, which then needs no entry for a
- * conversation it let go of (a hibernated run's). A closed store says nothing more: nothing publishes then.
- */
-function storedSeqs(store: Store): Pick<EventHubConfig, 'lastSeqOf'> {
-  const { lastSeqNow } = store;
-  if (!lastSeqNow) return {};
-  return {
-    lastSeqOf: (convId) => {
-      try {
-        return lastSeqNow(convId);
-      } catch {
-        return 0;
-      }
-    },
-  };
 }
 
 /** `recover`, `takeOver` and `fork`: runs brought back from the store, or copied from it. */

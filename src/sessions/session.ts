@@ -5,7 +5,7 @@ import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { CheckpointIds } from './active-run.js';
+import type { CheckpointIds, StoredCheckpoint } from './active-run.js';
 import { LoopSession } from './loop-session.js';
 import type { RunHandle, RunViews } from './run-handle.js';
 import type { RunResult } from './run.js';
@@ -103,6 +103,11 @@ export interface Session extends SessionIdentity {
    * the controller) comes back hibernated there, as `hibernate` would leave it, with no loop built.
    */
   sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
+  /**
+   * Hibernation only: a run restored asleep keeps the checkpoint recovery parsed until this keeps it
+   * as text instead, as `hibernate` does at once (queued after a restart, which need not wait for it).
+   */
+  compactSleep(): void;
   /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
   registry(): ToolRegistry;
   /**
@@ -137,6 +142,8 @@ export interface SessionSettings {
   readonly onRunEnded?: (session: Session, result: RunResult) => void;
   /** Who subscribes each run and holds its subscription: the session registry. */
   readonly runs: RunSubscriptions;
+  /** A run's checkpoint read from the store at once, when it can: a hibernated run then keeps none in memory. */
+  readonly storedCheckpoint?: StoredCheckpoint;
 }
 
 export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {

@@ -16,15 +16,23 @@ const echo = defineTool({
 /** What an operator (or the clock) does at a pause; `sw` is the runtime, `conv` the conversation. */
 type Act = (sw: Stepwise, pause: PauseInfo) => void;
 
-/** A SQLite store that counts the checkpoint reads hibernation makes. */
-function countingStore(dir: string): { store: Store; reads: () => number } {
+/**
+ * A SQLite store that counts the checkpoint reads hibernation makes, and the synchronous ones a woken
+ * run makes; `readsAtOnce: false` hides those, as a store without synchronous reads (Redis) has none.
+ */
+function countingStore(dir: string, readsAtOnce = true): { store: Store; reads: () => number; rereads: () => number } {
   const store = createSqliteStore({ dataDir: dir });
   let reads = 0;
+  let rereads = 0;
   const checkpoints: Store['checkpoints'] = (convId) => {
     reads += 1;
     return store.checkpoints(convId);
   };
-  return { store: Object.assign(Object.create(store) as Store, { checkpoints }), reads: () => reads };
+  const checkpointNow: Store['checkpointNow'] = (convId, inferenceId) => {
+    rereads += 1;
+    return store.checkpointNow?.(convId, inferenceId);
+  };
+  return { store: Object.assign(Object.create(store) as Store, { checkpoints, checkpointNow: readsAtOnce ? checkpointNow : undefined }), reads: () => reads, rereads: () => rereads };
 }
 
 /** The run's next pause, once pending: one not acted on yet. */
@@ -50,9 +58,9 @@ const untimed = (value: unknown): unknown => JSON.parse(JSON.stringify(value, (k
  * One run in step mode on a fresh SQLite store, `acts` applied at its pauses in turn, each once the
  * pause is `restMs` old: with `hibernateAfterMs` below that, each pause has hibernated first.
  */
-async function runThrough(hibernateAfterMs: number, acts: readonly Act[], extra: Partial<StepwiseConfig> = {}) {
+async function runThrough(hibernateAfterMs: number, acts: readonly Act[], extra: Partial<StepwiseConfig> = {}, readsAtOnce = true) {
   const dir = mkdtempSync(join(tmpdir(), 'stepwise-hibernate-'));
-  const { store, reads } = countingStore(dir);
+  const { store, reads, rereads } = countingStore(dir, readsAtOnce);
   const sw = createStepwise({
     engine: createScriptedEngine({ responses: [{ text: 'calling', tool_calls: [{ id: 'call_1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'done' }] }),
     tools: [echo],
@@ -84,7 +92,7 @@ async function runThrough(hibernateAfterMs: number, acts: readonly Act[], extra:
   sw.dispose();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  return { events: untimed(events), decisions: untimed(decisions), result: untimed(result), turns: untimed(session.turns()), hibernations };
+  return { events: untimed(events), decisions: untimed(decisions), result: untimed(result), turns: untimed(session.turns()), hibernations, rereads: rereads() };
 }
 
 /** The same run resident and hibernated at every pause: every id, frame, decision and the result agree. */
@@ -106,6 +114,24 @@ describe('hibernation (createStepwise with hibernateAfterMs, SQLite store)', () 
   it('should rebuild a hibernated run on continue at each pause, with the same frames, audit and result', async () => {
     const { result } = await expectSameAsResident([continueAs('alice'), continueAs('bob')]);
     expect(result).toMatchObject({ status: 'completed', text: 'done' });
+  });
+
+  it('should keep no checkpoint of a hibernated run with a store that reads at once, reading it back when the run wakes, and one of its own with a store that does not', async () => {
+    const acts = [continueAs('alice'), continueAs('bob')];
+    const resident = await runThrough(Infinity, acts);
+    const readBack = await runThrough(20, acts);
+    const keptHere = await runThrough(20, acts, {}, false);
+    expect(resident.rereads).toBe(0);
+    // Each of the two wakes read its checkpoint from the store; nothing else needed it.
+    expect(readBack.rereads).toBe(2);
+    expect(keptHere.rereads).toBe(0);
+    for (const hibernated of [readBack, keptHere]) {
+      expect(hibernated.hibernations).toEqual([1, 1]);
+      expect(hibernated.events).toEqual(resident.events);
+      expect(hibernated.decisions).toEqual(resident.decisions);
+      expect(hibernated.result).toEqual(resident.result);
+      expect(hibernated.turns).toEqual(resident.turns);
+    }
   });
 
   it('should apply a deny and edits of arguments and results decided while hibernated', async () => {

@@ -150,6 +150,30 @@ describe('sqlite store', () => {
     expect((await reopened.turns('c1'))[0]).toEqual({ id: 't1', blocks: [a, d, c] });
   });
 
+  it('should read back every turn written whole or in part when a conversation writes two turns in one batch, or is forgotten between writes', async () => {
+    const store = open();
+    const block = (id: string): Block => ({ id, kind: 'llm_text', role: 'assistant', payload: { text: id } });
+    const [a, b, c, d, e] = ['a', 'b', 'c', 'd', 'e'].map(block) as [Block, Block, Block, Block, Block];
+    store.putTurn('c1', { id: 't1', blocks: [a] });
+    await store.flush();
+    // One batch: the old turn's last write, a new turn, the old one again (a run ending as the next starts).
+    store.putTurn('c1', { id: 't1', blocks: [a, b] });
+    store.putTurn('c1', { id: 't2', blocks: [c] });
+    store.putTurn('c1', { id: 't1', blocks: [a, b, c] });
+    await store.flush();
+    expect(await store.turns('c1')).toEqual([{ id: 't1', blocks: [a, b, c] }, { id: 't2', blocks: [c] }]);
+    // Its write caches forgotten (a hibernated run): the next write of a turn is whole, and right.
+    store.putTurn('c1', { id: 't2', blocks: [c, d] });
+    await store.flush();
+    store.forget?.('c1');
+    store.putTurn('c1', { id: 't2', blocks: [c, d, e] });
+    await store.flush();
+    const expected = [{ id: 't1', blocks: [a, b, c] }, { id: 't2', blocks: [c, d, e] }];
+    expect(await store.turns('c1')).toEqual(expected);
+    await store.close();
+    expect(await open().turns('c1')).toEqual(expected);
+  });
+
   it('should keep every frame whose append completed when its process is killed with SIGKILL', async () => {
     const writer = startStoreChild('write', dir);
     children.push(writer);

@@ -29,6 +29,8 @@ export interface RecoveryReads {
   load(): StoreSnapshot;
   turns(convId: string): Turn[];
   checkpoints(convId?: string): RunCheckpoint[];
+  /** One run's checkpoint. */
+  checkpoint(convId: string, inferenceId: string): RunCheckpoint | undefined;
 }
 
 export function createRecoveryReads(db: Database): RecoveryReads {
@@ -44,6 +46,7 @@ export function createRecoveryReads(db: Database): RecoveryReads {
   const allLastSeqs = prepare(`SELECT conv_id, max(last_seq) AS last_seq FROM frames GROUP BY conv_id`);
   const allPauses = prepare(`SELECT pause FROM pauses ORDER BY rowid`).pluck();
   const checkpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints WHERE conv_id = ? ORDER BY rowid`);
+  const oneCheckpoint = prepare(`SELECT checkpoint, blocks FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
   const allCheckpoints = prepare(`SELECT checkpoint, blocks FROM checkpoints ORDER BY rowid`);
   const allEngineStates = prepare(`SELECT conv_id, state FROM engine_state`);
 
@@ -54,14 +57,15 @@ export function createRecoveryReads(db: Database): RecoveryReads {
   };
 
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
-  // sets instead of issuing tens of thousands of queries.
+  // sets instead of issuing tens of thousands of queries. Blocks are parsed when first read
+  // (`lazyTurns`): a run restored asleep never reads its own (100 000 paused runs at `restart_recover_100k`).
   const load = (): StoreSnapshot => {
-    const turnsOf = turnsFromRows(allTurns.all() as TurnRow[], allSegments.all() as SegmentRow[]);
-    // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turns
-    // (10 000 paused runs at `restart_recover`), and copied so that neither sees the other's changes.
+    const turnsOf = turnsFromRows(allTurns.all() as TurnRow[], allSegments.all() as SegmentRow[], lazyTurn);
+    // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turn,
+    // and copied so that neither sees the other's changes.
     const turnBlocks = (checkpoint: RunCheckpoint): readonly Block[] | undefined =>
       turnsOf.get(checkpoint.conv_id)?.find((turn) => turn.id === checkpoint.turn_id)?.blocks;
-    const checkpoints = (allCheckpoints.all() as CheckpointRow[]).map((row) => toCheckpoint(row, turnBlocks));
+    const checkpoints = (allCheckpoints.all() as CheckpointRow[]).map((row) => toCheckpoint(row, turnBlocks, true));
     const seqOf = new Map((allLastSeqs.all() as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
     const stateOf = new Map((allEngineStates.all() as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
     const conversations = parseAll<ConversationRecord>(allConversations).map((record): StoredConversation => {
@@ -78,14 +82,36 @@ export function createRecoveryReads(db: Database): RecoveryReads {
 
   return {
     load,
-    turns: (convId) => turnsFromRows(turns.all(convId) as TurnRow[], segments.all(convId) as SegmentRow[]).get(convId) ?? [],
+    turns: (convId) => turnsFromRows(turns.all(convId) as TurnRow[], segments.all(convId) as SegmentRow[], parsedTurn).get(convId) ?? [],
     checkpoints: (convId) =>
       ((convId === undefined ? allCheckpoints.all() : checkpoints.all(convId)) as CheckpointRow[]).map((row) => toCheckpoint(row, blocksOfTurn)),
+    checkpoint: (convId, inferenceId) => {
+      const row = oneCheckpoint.get(convId, inferenceId) as CheckpointRow | undefined;
+      return row && toCheckpoint(row, blocksOfTurn);
+    },
   };
 }
 
+type TurnOf = (id: string, base: string, segments: readonly SegmentRow[]) => Turn;
+
+const parsedTurn: TurnOf = (id, base, segments) => ({ id, blocks: joinSegments(base, segments) });
+
+/**
+ * A turn whose blocks are joined from its JSON when first read, then kept: a restart reads every
+ * turn, and most are never looked at before their conversation runs again, if ever.
+ */
+const lazyTurn: TurnOf = (id, base, segments) => {
+  let blocks: Block[] | undefined;
+  return {
+    id,
+    get blocks(): Block[] {
+      return (blocks ??= joinSegments(base, segments));
+    },
+  };
+};
+
 /** Turns in order, each with its blocks joined from its segments (rows sorted by conversation, turn, start). */
-function turnsFromRows(rows: readonly TurnRow[], segmentRows: readonly SegmentRow[]): Map<string, Turn[]> {
+function turnsFromRows(rows: readonly TurnRow[], segmentRows: readonly SegmentRow[], turnOf: TurnOf): Map<string, Turn[]> {
   const segmentsOf = new Map<string, SegmentRow[]>();
   for (const row of segmentRows) {
     const key = `${row.conv_id}\u0000${row.turn_id}`;
@@ -97,19 +123,29 @@ function turnsFromRows(rows: readonly TurnRow[], segmentRows: readonly SegmentRo
   for (const row of rows) {
     let list = turnsOf.get(row.conv_id);
     if (!list) turnsOf.set(row.conv_id, (list = []));
-    list.push({ id: row.id, blocks: joinSegments(row.blocks, segmentsOf.get(`${row.conv_id}\u0000${row.id}`) ?? []) });
+    list.push(turnOf(row.id, row.blocks, segmentsOf.get(`${row.conv_id}\u0000${row.id}`) ?? NO_SEGMENTS));
   }
   return turnsOf;
 }
 
+const NO_SEGMENTS: readonly SegmentRow[] = Object.freeze([]);
+
 /**
  * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
  * turn's (writes.ts), from `turnBlocks` (at `load`, every turn read at once; else read for it alone).
+ * `lazy`: a turn's are copied when first read, as the turn's own are parsed then.
  */
-function toCheckpoint(row: CheckpointRow, turnBlocks: (checkpoint: RunCheckpoint) => readonly Block[] | undefined): RunCheckpoint {
+function toCheckpoint(row: CheckpointRow, turnBlocks: (checkpoint: RunCheckpoint) => readonly Block[] | undefined, lazy = false): RunCheckpoint {
   const checkpoint = parse<RunCheckpoint>(row.checkpoint);
   if (row.blocks !== null) return { ...checkpoint, blocks: parse<Block[]>(row.blocks) };
   if (checkpoint.blocks !== undefined) return checkpoint;
-  const blocks = turnBlocks(checkpoint);
-  return { ...checkpoint, blocks: blocks ? [...blocks] : [] };
+  const copy = (): Block[] => [...(turnBlocks(checkpoint) ?? [])];
+  if (!lazy) return { ...checkpoint, blocks: copy() };
+  let blocks: Block[] | undefined;
+  return {
+    ...checkpoint,
+    get blocks(): Block[] {
+      return (blocks ??= copy());
+    },
+  };
 }

@@ -1,11 +1,12 @@
-import { type FrameEvent, type FramePage, type Store, type StoreRetentionConfig } from '../../core/store.js';
+import { type FrameEvent, type FramePage, type Store, type StoreRetentionConfig, type StoreSnapshot } from '../../core/store.js';
 import { StoreClosedError, StoreUnreadableError } from '../../core/store-errors.js';
 import { resolveRetention, type Retention } from '../retention.js';
 import { isCorrupt } from './check-file.js';
 import { createSqliteGrants } from './grants.js';
 import { openDatabase } from './open-database.js';
 import type { DriverOptions } from './store-file.js';
-import { createStoreReads } from './reads.js';
+import { createStoreReads, type StoreReads } from './reads.js';
+import type { QueuedSeqs } from './queued-seqs.js';
 import { createSqliteWritePath } from './write-path.js';
 
 export { STORE_FILE } from './store-file.js';
@@ -53,30 +54,27 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
       return Promise.reject(isCorrupt(error) ? new StoreUnreadableError(file, `it is corrupt: ${(error as Error).message}`) : (error as Error));
     }
   };
+  /** A read answered at once, for what cannot wait for a Promise (a seq to publish with, a hibernated run's wake). */
+  const now = <T>(query: () => T): T => {
+    if (isClosed()) throw new StoreClosedError('sqlite');
+    return query();
+  };
 
   return {
     kind: 'sqlite',
     durable: true,
     grants: createSqliteGrants(db),
     ...writes,
-    load: () =>
-      read(() => {
-        const snapshot = reads.load();
-        // The snapshot has every last seq: the appends that follow a restart (a "resumed" frame per
-        // run, 10 000 at `restart_recover`) check against it instead of one query per conversation.
-        for (const { conv_id, last_seq } of snapshot.conversations) seqs.set(conv_id, last_seq, true);
-        return snapshot;
-      }),
+    load: () => read(() => loadWithSeqs(reads, seqs)),
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),
     turns: (convId) => read(() => reads.turns(convId)),
     // `W` is the caller's word for what it appended (WireFrame: frames with their text).
     frames: (convId, query = {}) => read(() => reads.frames(convId, query) as FramePage<E, W>),
     lastSeq: (convId) => read(() => reads.lastSeq(convId)),
-    lastSeqNow: (convId) => {
-      if (isClosed()) throw new StoreClosedError('sqlite');
-      return seqs.lastSeqOf(convId);
-    },
+    lastSeqNow: (convId) => now(() => seqs.lastSeqOf(convId)),
+    // What is queued is committed first, as for every read.
+    checkpointNow: (convId, inferenceId) => now(() => (commitNow(), reads.checkpoint(convId, inferenceId))),
     forget: (convId) => {
       if (!isClosed()) forget(convId);
     },
@@ -94,6 +92,17 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
       }
     },
   };
+}
+
+/**
+ * Every stored conversation and what recovery needs. The snapshot has every last seq: the appends that
+ * follow a restart (a "resumed" frame per run, 10 000 at `restart_recover`) check against it instead
+ * of one query per conversation.
+ */
+function loadWithSeqs<E extends FrameEvent>(reads: StoreReads<E>, seqs: QueuedSeqs): StoreSnapshot {
+  const snapshot = reads.load();
+  for (const { conv_id, last_seq } of snapshot.conversations) seqs.set(conv_id, last_seq, true);
+  return snapshot;
 }
 
 /** The config's options, checked (a bad one fails here, naming it), with their defaults. */

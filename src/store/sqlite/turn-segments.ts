@@ -14,10 +14,15 @@ import type { Block } from '../../core/turns.js';
 
 /** Segments a turn may have before its next write stores it whole again (a read joins them all). */
 const MAX_SEGMENTS = 16;
-/** Turns whose committed blocks are remembered for the next write's diff; a forgotten one is written whole. */
+/**
+ * Conversations whose last committed turn is remembered for the next write's diff; a forgotten one is
+ * written whole. One turn each: a conversation writes one running turn at a time, and a turn written
+ * after another of its conversation (a new run) is new.
+ */
 const REMEMBERED_TURNS = 4096;
 
 interface Written {
+  readonly turnId: string;
   readonly blocks: readonly unknown[];
   readonly segments: number;
 }
@@ -31,7 +36,7 @@ export interface TurnWriter {
   committed(): void;
   /** The batch rolled back, or rows went away under it: every turn is written whole next time. */
   forget(): void;
-  /** The conversation's session closed: its turns are written whole if it ever runs again. */
+  /** The conversation's session closed or its run hibernated: its turn is written whole next time. */
   forgetConversation(convId: string): void;
 }
 
@@ -45,16 +50,17 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
   const dropFrom = prepare(`DELETE FROM turn_blocks WHERE conv_id = ? AND turn_id = ? AND start >= ?`);
   const hasSegments = prepare(`SELECT 1 FROM turn_blocks WHERE conv_id = ? AND turn_id = ? LIMIT 1`).pluck();
   const putSegment = prepare(`INSERT OR REPLACE INTO turn_blocks (conv_id, turn_id, start, blocks) VALUES (?, ?, ?, ?)`);
+  // By conversation: forgetting one is a delete, not a scan of every key.
   const remembered = new Map<string, Written>();
   const staged = new Map<string, Written>();
+  const writtenOf = (written: Written | undefined, turnId: string): Written | undefined => (written?.turnId === turnId ? written : undefined);
 
   return {
     write: (convId, turnId, blocks) => {
-      const key = `${convId}\u0000${turnId}`;
-      const before = staged.get(key) ?? remembered.get(key);
+      const before = writtenOf(staged.get(convId), turnId) ?? writtenOf(remembered.get(convId), turnId);
       const from = before && before.segments < MAX_SEGMENTS ? firstChange(before.blocks, blocks) : 0;
       if (before && from === blocks.length && from === before.blocks.length) {
-        staged.set(key, { blocks, segments: before.segments });
+        staged.set(convId, { turnId, blocks, segments: before.segments });
         return;
       }
       if (from === 0) {
@@ -68,13 +74,13 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
         if (from < (before as Written).blocks.length) dropFrom.run(convId, turnId, from + 1);
         putSegment.run(convId, turnId, from, jsonOf(blocks.slice(from)));
       }
-      staged.set(key, { blocks, segments: from === 0 ? 1 : (before as Written).segments + 1 });
+      staged.set(convId, { turnId, blocks, segments: from === 0 ? 1 : (before as Written).segments + 1 });
     },
-    writtenInBatch: (convId, turnId) => staged.get(`${convId}\u0000${turnId}`)?.blocks,
+    writtenInBatch: (convId, turnId) => writtenOf(staged.get(convId), turnId)?.blocks,
     committed: () => {
-      for (const [key, written] of staged) {
-        remembered.delete(key);
-        remembered.set(key, written);
+      for (const [convId, written] of staged) {
+        remembered.delete(convId);
+        remembered.set(convId, written);
         if (remembered.size > REMEMBERED_TURNS) remembered.delete(remembered.keys().next().value as string);
       }
       staged.clear();
@@ -84,8 +90,7 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
       remembered.clear();
     },
     forgetConversation: (convId) => {
-      const prefix = `${convId}\u0000`;
-      for (const key of remembered.keys()) if (key.startsWith(prefix)) remembered.delete(key);
+      remembered.delete(convId);
     },
   };
 }
