@@ -1,4 +1,5 @@
 import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs';
+import { createInterner } from '../core/intern.js';
 import { isToolUseBlock, pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
 import type { PauseChecks } from '../streams/pending-pauses.js';
@@ -71,7 +72,7 @@ export function pauseAt(
         inference_id: run.inference_id,
         turn_id: run.turn_id,
         phase,
-        summary: summarize(phase, state, calls, registry),
+        summary: sharedSummary(summarize(phase, state, calls, registry)),
         tool_calls: toolCalls,
         ...pauseChecks(phase, registry, state),
       })
@@ -111,6 +112,9 @@ function replaceResults(blocks: readonly Block[], results: Readonly<Record<strin
     };
   });
 }
+
+/** Pauses of the same tools say the same: one string for all of them (a pause may wait for days). */
+const sharedSummary = createInterner(1024);
 
 function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall[], registry: ToolRegistry): string {
   const questions = calls.filter((call) => registry.get(call.name)?.human !== undefined);
