@@ -135,8 +135,9 @@ function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall
  * pause restored asleep, from its checkpoint's blocks.
  */
 export function pauseChecks(phase: PausePhase, registry: ToolRegistry, at: { readonly blocks: readonly Block[] }): PauseChecks {
+  const checks = checksOf(registry);
   // Read only where needed: a restored checkpoint's blocks are parsed when first read.
-  return { ...validatorsOf(registry), results: phase === 'after_tools' ? lastResults(at.blocks) : NO_RESULTS };
+  return phase === 'after_tools' ? { ...checks, results: lastResults(at.blocks) } : checks;
 }
 
 const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -146,10 +147,11 @@ const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
  * against the answer schema of the question each call asks. Made once per registry and shared by all
  * its pauses: a pause (100 000 hibernated ones for days) holds two references, not two closures.
  */
-function validatorsOf(registry: ToolRegistry): Pick<PauseChecks, 'validateEdit' | 'validateAnswer'> {
-  let validators = VALIDATORS.get(registry);
-  if (validators) return validators;
-  validators = {
+function checksOf(registry: ToolRegistry): PauseChecks {
+  let checks = CHECKS.get(registry);
+  if (checks) return checks;
+  checks = {
+    results: NO_RESULTS,
     validateEdit: (toolCallId, args, pause) => {
       const call = pause.tool_calls.find((candidate) => candidate.id === toolCallId);
       const tool = call && registry.get(call.name);
@@ -165,8 +167,8 @@ function validatorsOf(registry: ToolRegistry): Pick<PauseChecks, 'validateEdit' 
       return validation.ok ? [] : validation.issues;
     },
   };
-  VALIDATORS.set(registry, validators);
-  return validators;
+  CHECKS.set(registry, checks);
+  return checks;
 }
 
-const VALIDATORS = new WeakMap<ToolRegistry, Pick<PauseChecks, 'validateEdit' | 'validateAnswer'>>();
+const CHECKS = new WeakMap<ToolRegistry, PauseChecks>();

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPausePhase, StoreSnapshot } from '../core/store.js';
-import type { Block } from '../core/turns.js';
+import type { Block, Turn } from '../core/turns.js';
 import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
 import { applyResolution, pauseAt } from '../operators/pause-point.js';
 import type { PauseDecision } from '../streams/step-commands.js';
@@ -69,8 +69,8 @@ export function recoverFrom(
     const choices = conversation.profile === undefined ? undefined : options.choicesFor?.(conversation.profile);
     const session = ports.reopen(conversation, choices);
     const checkpoint = running.get(conversation.conv_id);
-    // The running turn is the checkpoint's: every other stored turn is finished history.
-    session.restoreTurns(conversation.turns.filter((turn) => turn.id !== checkpoint?.turn_id));
+    const finished = finishedTurns(conversation.turns, checkpoint);
+    if (finished.length > 0) session.restoreTurns(finished);
     if (!checkpoint || !mayResume(conversation.conv_id)) continue;
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
@@ -103,6 +103,16 @@ function goingOn(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopS
   const { next, resolved } = checkpoint;
   if (!resolved || !isPausePhase(next)) return prepare;
   return (state) => resumeAfter(next, prepare(state), resolved.decision);
+}
+
+/**
+ * The running turn is the checkpoint's: every other stored turn is finished history. The list itself
+ * when the run has no turn in it, none when its turn is the only one (a new session has none to replace).
+ */
+function finishedTurns(turns: readonly Turn[], checkpoint: RunCheckpoint | undefined): readonly Turn[] {
+  if (!checkpoint) return turns;
+  if (turns.length === 1) return turns[0]?.id === checkpoint.turn_id ? [] : turns;
+  return turns.filter((turn) => turn.id !== checkpoint.turn_id);
 }
 
 const isPausePhase = (phase: LoopPhase): phase is StoredPausePhase => phase === 'after_inference' || phase === 'after_tools';

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { ConversationRecord, JsonValue, RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../../core/store.js';
+import type { JsonValue, RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
 import { parse, parseAll } from './json-rows.js';
 import { joinSegments } from './turn-segments.js';
@@ -68,15 +68,14 @@ export function createRecoveryReads(db: Database): RecoveryReads {
     const checkpoints = (allCheckpoints.all() as CheckpointRow[]).map((row) => toCheckpoint(row, turnBlocks, true));
     const seqOf = new Map((allLastSeqs.all() as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
     const stateOf = new Map((allEngineStates.all() as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
-    const conversations = parseAll<ConversationRecord>(allConversations).map((record): StoredConversation => {
-      const state = stateOf.get(record.conv_id);
-      return {
-        ...record,
-        turns: turnsOf.get(record.conv_id) ?? [],
-        last_seq: seqOf.get(record.conv_id) ?? 0,
-        ...(state === undefined ? {} : { engine_state: parse<JsonValue>(state) }),
-      };
-    });
+    // Completed in place: each record is fresh from JSON.parse, and a copy of each cost a third of this.
+    const conversations = parseAll<Writable<StoredConversation>>(allConversations);
+    for (const conversation of conversations) {
+      conversation.turns = turnsOf.get(conversation.conv_id) ?? [];
+      conversation.last_seq = seqOf.get(conversation.conv_id) ?? 0;
+      const state = stateOf.get(conversation.conv_id);
+      if (state !== undefined) conversation.engine_state = parse<JsonValue>(state);
+    }
     return { conversations, pauses: parseAll<StoredPause>(allPauses), checkpoints };
   };
 
@@ -112,23 +111,27 @@ const lazyTurn: TurnOf = (id, base, segments) => {
 
 /** Turns in order, each with its blocks joined from its segments (rows sorted by conversation, turn, start). */
 function turnsFromRows(rows: readonly TurnRow[], segmentRows: readonly SegmentRow[], turnOf: TurnOf): Map<string, Turn[]> {
-  const segmentsOf = new Map<string, SegmentRow[]>();
+  // By conversation, then turn: no key string to build per turn, and none to look up for a conversation without segments.
+  const segmentsOf = new Map<string, Map<string, SegmentRow[]>>();
   for (const row of segmentRows) {
-    const key = `${row.conv_id}\u0000${row.turn_id}`;
-    const list = segmentsOf.get(key);
+    let turns = segmentsOf.get(row.conv_id);
+    if (!turns) segmentsOf.set(row.conv_id, (turns = new Map()));
+    const list = turns.get(row.turn_id);
     if (list) list.push(row);
-    else segmentsOf.set(key, [row]);
+    else turns.set(row.turn_id, [row]);
   }
   const turnsOf = new Map<string, Turn[]>();
   for (const row of rows) {
     let list = turnsOf.get(row.conv_id);
     if (!list) turnsOf.set(row.conv_id, (list = []));
-    list.push(turnOf(row.id, row.blocks, segmentsOf.get(`${row.conv_id}\u0000${row.id}`) ?? NO_SEGMENTS));
+    list.push(turnOf(row.id, row.blocks, segmentsOf.get(row.conv_id)?.get(row.id) ?? NO_SEGMENTS));
   }
   return turnsOf;
 }
 
 const NO_SEGMENTS: readonly SegmentRow[] = Object.freeze([]);
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
