@@ -46,8 +46,8 @@ export type StoredCheckpoint = (ids: CheckpointIds) => RunCheckpoint | undefined
  * With a store that reads at once (`stored`, SQLite's `checkpointNow`) it keeps nothing: the
  * checkpoint is read again from the store, which has it as long as the run has not ended.
  *
- * A run restored asleep at a restart starts with the checkpoint recovery parsed, and is compacted
- * later (`compact`, queued): 100 000 of them at once would hold the restart up.
+ * Otherwise a run restored asleep at a restart starts with the checkpoint recovery parsed, and is
+ * compacted later (`compact`, queued): 100 000 of them at once would hold the restart up.
  */
 export class SleepingRun implements ActiveRun {
   private kept: string | RunCheckpoint | undefined;
@@ -60,20 +60,17 @@ export class SleepingRun implements ActiveRun {
     { handle, own }: Pick<ActiveRun, 'handle' | 'own'>,
     private readonly stored?: StoredCheckpoint,
   ) {
-    this.kept = checkpoint;
+    // Nothing kept when the store reads it back at once; else the objects, until `compact`.
+    this.kept = stored ? undefined : checkpoint;
     // Only when there is one: most hibernated runs were restored, or started by a caller that kept no handle.
     if (handle) this.handle = handle;
     if (own) this.own = own;
   }
 
-  /** Keeps the checkpoint as text from now on, or not at all when the store reads it at once. */
+  /** Keeps the checkpoint as text from now on (a store that reads it at once has it, and nothing is kept). */
   compact(): this {
     const { kept } = this;
     if (kept === undefined || typeof kept === 'string') return this;
-    if (this.stored) {
-      this.kept = undefined;
-      return this;
-    }
     const { conv_id: _conv, session_id: _session, inference_id: _inference, turn_id: _turn, ...rest } = kept;
     this.kept = flat(toJsonText(rest));
     return this;
