@@ -45,12 +45,9 @@ export type StoredCheckpoint = (ids: CheckpointIds) => RunCheckpoint | undefined
  *
  * With a store that reads at once (`stored`, SQLite's `checkpointNow`) it keeps nothing: the
  * checkpoint is read again from the store, which has it as long as the run has not ended.
- *
- * Otherwise a run restored asleep at a restart starts with the checkpoint recovery parsed, and is
- * compacted later (`compact`, queued): 100 000 of them at once would hold the restart up.
  */
 export class SleepingRun implements ActiveRun {
-  private kept: string | RunCheckpoint | undefined;
+  private readonly kept: string | undefined;
   declare readonly handle?: LoopRunHandle;
   declare readonly own?: Pick<RunContext, 'engine' | 'tools'>;
 
@@ -60,20 +57,11 @@ export class SleepingRun implements ActiveRun {
     { handle, own }: Pick<ActiveRun, 'handle' | 'own'>,
     private readonly stored?: StoredCheckpoint,
   ) {
-    // Nothing kept when the store reads it back at once; else the objects, until `compact`.
-    this.kept = stored ? undefined : checkpoint;
+    // Nothing kept when the store reads it back at once.
+    this.kept = stored ? undefined : asText(checkpoint);
     // Only when there is one: most hibernated runs were restored, or started by a caller that kept no handle.
     if (handle) this.handle = handle;
     if (own) this.own = own;
-  }
-
-  /** Keeps the checkpoint as text from now on (a store that reads it at once has it, and nothing is kept). */
-  compact(): this {
-    const { kept } = this;
-    if (kept === undefined || typeof kept === 'string') return this;
-    const { conv_id: _conv, session_id: _session, inference_id: _inference, turn_id: _turn, ...rest } = kept;
-    this.kept = flat(toJsonText(rest));
-    return this;
   }
 
   get turn_id(): string {
@@ -88,7 +76,6 @@ export class SleepingRun implements ActiveRun {
       if (!checkpoint) throw new Error(`the store has no checkpoint of the hibernated run ${at.inference_id}`);
       return checkpoint;
     }
-    if (typeof kept !== 'string') return kept;
     const { conv_id, session_id, inference_id, turn_id } = at;
     return { conv_id, session_id, inference_id, turn_id, ...(JSON.parse(kept) as Omit<RunCheckpoint, keyof CheckpointIds>) };
   }
@@ -105,6 +92,12 @@ export class SleepingRun implements ActiveRun {
   get blocks(): readonly Block[] {
     return this.checkpoint.blocks;
   }
+}
+
+/** The checkpoint without the ids it shares with its pause, as flat JSON text. */
+function asText(checkpoint: RunCheckpoint): string {
+  const { conv_id: _conv, session_id: _session, inference_id: _inference, turn_id: _turn, ...rest } = checkpoint;
+  return flat(toJsonText(rest));
 }
 
 /**

@@ -62,10 +62,7 @@ function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: Ru
   if (!held) return false;
   session.sleep(checkpoint, pause, held);
   // Once the frames it published (`log`, `paused`) are committed: the buffer goes as a hibernating run's does.
-  ports.slices.push(() => {
-    releaseBuffer(ports, pause.conv_id);
-    session.compactSleep();
-  });
+  ports.slices.push(() => releaseBuffer(ports, pause.conv_id));
   return true;
 }
 

@@ -116,7 +116,7 @@ export class LoopSession implements Session {
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
     this.settings.runs.drop(this.conv_id);
-    this.asleep(checkpoint, at, pause, active).compact();
+    this.asleep(checkpoint, at, pause, active);
   }
 
   sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
@@ -126,27 +126,25 @@ export class LoopSession implements Session {
   }
 
   /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks. */
-  private asleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription, from: Pick<ActiveRun, 'handle' | 'own'>): SleepingRun {
+  private asleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription, from: Pick<ActiveRun, 'handle' | 'own'>): void {
     this.settings.runs.hold(this.conv_id, pause);
-    return (this.active = new SleepingRun(checkpoint, at, from, this.settings.storedCheckpoint));
-  }
-
-  compactSleep(): void {
-    if (this.active instanceof SleepingRun) this.active.compact();
+    this.active = new SleepingRun(checkpoint, at, from, this.settings.storedCheckpoint);
   }
 
   registry(): ToolRegistry {
     return this.chosen.tools?.registry ?? this.ports.registry;
   }
 
-  /** As a parked run is cancelled: dropping its pause resolves it `cancelled`, then the run ends where it stood. */
+  /**
+   * As a parked run is cancelled: dropping its pause resolves it `cancelled`, then the run ends where it
+   * stood. A store closed under its runtime cannot say its checkpoint: nothing of its end could be written either.
+   */
   private endHibernated(sleeping: SleepingRun): void {
-    const { handle, own } = sleeping;
     this.settings.runs.drop(this.conv_id);
     this.active = undefined;
-    // Undefined from a store closed under its runtime: nothing of the run's end could be written either.
     const checkpoint = sleeping.checkpointIfReadable();
     if (!checkpoint) return;
+    const { handle, own } = sleeping;
     const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, own));
     this.finished.push(result.turn);
     this.settings.onRunEnded?.(this, result);
@@ -158,10 +156,12 @@ export class LoopSession implements Session {
     const hibernated = this.active;
     // Cancelled, suspended or closed since its pause resolved: nothing to rebuild.
     if (!(hibernated instanceof SleepingRun)) return;
-    // Its pause has resolved: the hold has nothing left to unsubscribe.
+    // Its pause has resolved: the hold has nothing left to unsubscribe. A store that cannot say its
+    // checkpoint (closed under its runtime) keeps it for the next start, as a suspended run's.
     this.settings.runs.release(this.conv_id);
     this.active = undefined;
-    this.launch(resume(this.stateOf(hibernated.checkpoint, (state) => state, hibernated.own)), true, hibernated.handle);
+    const checkpoint = hibernated.checkpointIfReadable();
+    if (checkpoint) this.launch(resume(this.stateOf(checkpoint, (state) => state, hibernated.own)), true, hibernated.handle);
   }
 
   restoreTurns(turns: readonly Turn[]): void {

@@ -103,11 +103,6 @@ export interface Session extends SessionIdentity {
    * the controller) comes back hibernated there, as `hibernate` would leave it, with no loop built.
    */
   sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
-  /**
-   * Hibernation only: a run restored asleep keeps the checkpoint recovery parsed until this keeps it
-   * as text instead, as `hibernate` does at once (queued after a restart, which need not wait for it).
-   */
-  compactSleep(): void;
   /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
   registry(): ToolRegistry;
   /**

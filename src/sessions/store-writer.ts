@@ -31,7 +31,9 @@ export interface StoreWriter {
 }
 
 export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' | 'scheduler'>): StoreWriter {
-  // The engine of each running run, from its boundaries: its state after the last inference is saved at the end.
+  // The engine of each running run on an engine of its own (a profile's, a run's), from its boundaries:
+  // its state after the last inference is saved at the end. A run on the runtime's engine has no entry
+  // (most runs, and 100 000 hibernated ones need none).
   const engines = new Map<string, Engine>();
   const saveEngineState = (engine: Engine, convId: string): void => {
     const state = engine.state?.(convId);
@@ -53,7 +55,7 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
       const { run } = state;
       store.putTurn(run.conv_id, { id: run.turn_id, blocks: state.blocks });
       const engine = engineOf(ports, run);
-      engines.set(run.inference_id, engine);
+      if (engine !== ports.engine) engines.set(run.inference_id, engine);
       // An engine's state changes only in an inference: saved at the boundaries that follow one.
       if (next !== 'inference') saveEngineState(engine, run.conv_id);
       store.putCheckpoint(toCheckpoint(state, next, profile, ports.scheduler.now(), pending));

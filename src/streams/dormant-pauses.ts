@@ -38,7 +38,6 @@ export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseC
  * resolved (the run was cancelled, or suspended, muted first), it resolves `cancelled`, with no wake.
  */
 class DormantPause extends Subscription implements PendingPause {
-  readonly dormant = true;
   // Copied, not referenced: a resident entry's resolve holds the subscriber of the run being freed.
   readonly validateEdit: EditValidator;
   readonly validateAnswer: AnswerValidator | undefined;
@@ -55,6 +54,11 @@ class DormantPause extends Subscription implements PendingPause {
     this.validateAnswer = checks.validateAnswer;
     this.results = checks.results;
     book.pendingById.set(info.pause_id, this);
+  }
+
+  /** On the prototype, not a field of each of 100 000 pauses. */
+  get dormant(): true {
+    return true;
   }
 
   resolve(unbound: PauseResolution): void {

@@ -24,6 +24,22 @@ describe('createEventHub', () => {
     expect(hub.lastSeq('a')).toBe(3);
   });
 
+  it('should go on from the last seq a store says for a conversation it holds nothing of, also after forgetting it', () => {
+    const stored = new Map([['a', 41]]);
+    const hub = createEventHub({ lastSeqOf: (convId) => stored.get(convId) ?? 0 });
+    const seen: string[] = [];
+    hub.events$.pipe(seqs).subscribe((label) => seen.push(label));
+    expect(hub.lastSeq('a')).toBe(41);
+    expect(hub.buffered('a')).toEqual({ frames: [], lastSeq: 41 });
+    ['a', 'b', 'a'].forEach((conv) => hub.publish(log(conv, 'x')));
+    // Let go of, as a hibernated conversation's buffer is: the store has its frames, and says so.
+    stored.set('a', 43);
+    hub.forget('a');
+    expect(hub.lastSeq('a')).toBe(43);
+    hub.publish(log('a', 'x'));
+    expect(seen).toEqual(['a42', 'b1', 'a43', 'a44']);
+  });
+
   it('should give a late subscriber the frames after since_seq, then live ones, without gap or duplicate', marbles((m) => {
     const hub = createEventHub();
     const publishes = m.hot('a-b-c-----d-e', { a: 'a', b: 'b', c: 'a', d: 'a', e: 'b' });
