@@ -145,7 +145,7 @@ const NO_RESULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 /**
  * Edited arguments are checked against the schema of the tool each call of the pause names, answers
  * against the answer schema of the question each call asks. Made once per registry and shared by all
- * its pauses: a pause (100 000 hibernated ones for days) holds two references, not two closures.
+ * its pauses: a pause (a hibernated one may wait for days) holds two references, not two closures.
  */
 function checksOf(registry: ToolRegistry): PauseChecks {
   let checks = CHECKS.get(registry);

@@ -26,7 +26,8 @@ export interface HibernationPorts {
  * The controller's `hibernate` port (docs/protocol.md, Durability): a pause still pending after `hibernateAfterMs` gives
  * up its run's loop. Its run's checkpoint at that pause is read from the store first; the pause then
  * stays pending in the controller (every listing, command and its deadline see it as before), and the
- * session keeps only its turn and that checkpoint. When the pause resolves the run is rebuilt from the
+ * session keeps the run as a `SleepingRun` (./active-run.ts): no checkpoint with a store that reads it
+ * back at once, compact text otherwise. When the pause resolves the run is rebuilt from the
  * checkpoint as recovery rebuilds one (docs/protocol.md, Durability), without recovery's `log` frame:
  * for everyone watching, the run never stopped.
  *

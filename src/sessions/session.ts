@@ -93,9 +93,9 @@ export interface Session extends SessionIdentity {
   restoreTurns(turns: readonly Turn[]): void;
   /**
    * Hibernation only (docs/protocol.md, Durability): the run, paused at the pause `pause` holds (hibernated by the
-   * controller), leaves memory: its loop is unsubscribed and the session keeps its turn and
-   * `checkpoint` (whose ids are those of the pause it waits at, `at`). Cancelled, it ends where it
-   * stands as a parked run does; `wake` rebuilds it.
+   * controller), leaves memory: its loop is unsubscribed and the session keeps no more of it than
+   * its handle and what reads `checkpoint` back (whose ids are those of the pause it waits at, `at`).
+   * Cancelled, it ends where it stands as a parked run does; `wake` rebuilds it.
    */
   hibernate(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
   /**

@@ -33,7 +33,7 @@ export interface StoreWriter {
 export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' | 'scheduler'>): StoreWriter {
   // The engine of each running run on an engine of its own (a profile's, a run's), from its boundaries:
   // its state after the last inference is saved at the end. A run on the runtime's engine has no entry
-  // (most runs, and 100 000 hibernated ones need none).
+  // (most runs; a hibernated one needs none).
   const engines = new Map<string, Engine>();
   const saveEngineState = (engine: Engine, convId: string): void => {
     const state = engine.state?.(convId);

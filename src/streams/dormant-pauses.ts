@@ -34,7 +34,7 @@ export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseC
  * A pending pause no run waits at, registered as it is made. A class: an instance may hold 100 000
  * of them for days, and its methods cost nothing per pause where a resolve and a teardown closure
  * did. It is its own teardown, the Subscription its holder keeps (a Subscription of its own, with
- * itself added, cost one more object and an array of 17 slots per pause): unsubscribed before it
+ * itself added, cost one more object and a finalizer array per pause): unsubscribed before it
  * resolved (the run was cancelled, or suspended, muted first), it resolves `cancelled`, with no wake.
  */
 class DormantPause extends Subscription implements PendingPause {
@@ -56,7 +56,7 @@ class DormantPause extends Subscription implements PendingPause {
     book.pendingById.set(info.pause_id, this);
   }
 
-  /** On the prototype, not a field of each of 100 000 pauses. */
+  /** On the prototype, not a field of every pause. */
   get dormant(): true {
     return true;
   }

@@ -58,7 +58,7 @@ export function createRecoveryReads(db: Database): RecoveryReads {
 
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
   // sets instead of issuing tens of thousands of queries. Blocks are parsed when first read
-  // (`lazyTurns`): a run restored asleep never reads its own (100 000 paused runs at `restart_recover_100k`).
+  // (`lazyTurn`): a run restored asleep never reads its own (100 000 paused runs at `restart_recover_100k`).
   const load = (): StoreSnapshot => {
     const turnsOf = turnsFromRows(allTurns.all() as TurnRow[], allSegments.all() as SegmentRow[], lazyTurn);
     // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turn,
@@ -68,7 +68,7 @@ export function createRecoveryReads(db: Database): RecoveryReads {
     const checkpoints = (allCheckpoints.all() as CheckpointRow[]).map((row) => toCheckpoint(row, turnBlocks, true));
     const seqOf = new Map((allLastSeqs.all() as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
     const stateOf = new Map((allEngineStates.all() as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
-    // Completed in place: each record is fresh from JSON.parse, and a copy of each cost a third of this.
+    // Completed in place: each record is fresh from JSON.parse, and a copy of each would only cost time.
     const conversations = parseAll<Writable<StoredConversation>>(allConversations);
     for (const conversation of conversations) {
       conversation.turns = turnsOf.get(conversation.conv_id) ?? [];
