@@ -9,16 +9,17 @@ import type { SessionSettings } from './session.js';
  */
 export function storeReadsNow(store: Store): { readonly hub: Pick<EventHubConfig, 'lastSeqOf'>; readonly sessions: Pick<SessionSettings, 'storedCheckpoint'> } {
   const { lastSeqNow, checkpointNow } = store;
-  // A closed store says nothing more: nothing publishes then.
-  const lastSeqOf = (convId: string): number => {
-    try {
-      return lastSeqNow ? lastSeqNow(convId) : 0;
-    } catch {
-      return 0;
-    }
-  };
   return {
-    hub: lastSeqNow ? { lastSeqOf } : {},
+    hub: lastSeqNow ? { lastSeqOf: (convId) => saidOrZero(() => lastSeqNow(convId)) } : {},
     sessions: checkpointNow ? { storedCheckpoint: (ids) => checkpointNow(ids.conv_id, ids.inference_id) } : {},
   };
+}
+
+/** A closed store says nothing more: nothing publishes then. */
+function saidOrZero(read: () => number): number {
+  try {
+    return read();
+  } catch {
+    return 0;
+  }
 }

@@ -1,5 +1,6 @@
 import type { Engine } from '../core/engine.js';
 import type { DecisionRecord, RunCheckpoint, StepSetting, Store } from '../core/store.js';
+import type { Writable } from '../core/writable.js';
 import type { LoopPhase, LoopState } from '../operators/loop-state.js';
 import { engineOf, type LoopPorts } from '../operators/loop-state.js';
 import type { StepwiseEvent } from '../streams/events.js';
@@ -82,8 +83,6 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
     },
   };
 }
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The loop's state as the store keeps it: what cannot be stored (engine, tools, cancel) is rebuilt at

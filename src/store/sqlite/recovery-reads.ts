@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { JsonValue, RunCheckpoint, StoredConversation, StoredPause, StoreSnapshot } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
+import type { Writable } from '../../core/writable.js';
 import { parse, parseAll } from './json-rows.js';
 import { joinSegments } from './turn-segments.js';
 
@@ -130,8 +131,6 @@ function turnsFromRows(rows: readonly TurnRow[], segmentRows: readonly SegmentRo
 }
 
 const NO_SEGMENTS: readonly SegmentRow[] = Object.freeze([]);
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
