@@ -4,6 +4,7 @@ import { SOLE_OWNERSHIP } from '../core/ownership.js';
 import type { Store } from '../core/store.js';
 import type { LoopPorts } from '../operators/loop-state.js';
 import type { EventHub } from '../streams/event-hub.js';
+import { immediateScheduler } from '../streams/immediate-scheduler.js';
 import type { StepwiseEvent } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import { createStepController, type StepController } from '../streams/step-controller.js';
@@ -46,14 +47,24 @@ export function createGatedPublish(gate: WriteGate, writer: StoreWriter, hub: Ev
 /** The runtime's step controller, every resolution stored unless the gate says the conversation is silent. */
 export function createRuntimeController(
   config: StepwiseConfig,
-  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter; readonly store: Pick<Store, 'committed$'> } & HibernationSetting,
+  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter; readonly store: Pick<Store, 'committed$' | 'durable'> } & HibernationSetting,
 ): StepController {
   const { scheduler, ids, publish, gate, writer, store, hibernate, hibernateAfterMs } = ports;
   const onResolved = (resolution: PauseResolution): void => {
     if (gate.writes(resolution.pause.conv_id)) writer.resolved(resolution);
   };
   return createStepController(
-    { scheduler, ids, publish, onResolved, committed$: (convId) => store.committed$(convId), hibernate },
+    {
+      scheduler,
+      ids,
+      publish,
+      onResolved,
+      committed$: (convId) => store.committed$(convId),
+      hibernate,
+      // A durable store's commits settle on later tasks of the real clock (never a virtual one): a run
+      // it resumes is handed back on one too, after the command that resumed it has answered.
+      ...(store.durable ? { resumeScheduler: immediateScheduler } : {}),
+    },
     {
       ...(hibernateAfterMs === undefined ? {} : { hibernateAfterMs }),
       ...(config.pauseTimeoutMs === undefined ? {} : { pauseTimeoutMs: config.pauseTimeoutMs }),

@@ -29,7 +29,10 @@ export interface StepControllerPorts {
   /**
    * Where a resolved pause hands its run back. Default asapScheduler: after the caller of `submit`
    * or `disable` (an HTTP handler) has returned, so no loop work and no loop error ever runs on its
-   * stack. Virtual in marble tests (run mode), so resuming stays exact in virtual time.
+   * stack. Virtual in marble tests (run mode), so resuming stays exact in virtual time. A runtime on a
+   * durable store passes `immediateScheduler` (./immediate-scheduler.ts): there the run waits for a
+   * commit, and on a microtask it would take its next step before the command's reply, a few promise
+   * hops behind it, went out.
    */
   readonly resumeScheduler?: SchedulerLike;
   readonly ids: IdSource;
