@@ -1,11 +1,12 @@
-import type { SchedulerLike, Subscription } from 'rxjs';
-import { createDutyHeap } from './duty-heap.js';
+import type { SchedulerLike } from 'rxjs';
+import { createDueQueue } from './due-queue.js';
 
 /**
- * Timed duties of one kind (each pause's deadline, say) in one sorted structure with one timer armed
- * for the soonest: 100 000 paused runs cost 100 000 small heap entries, not 100 000 scheduled actions
- * (docs/protocol.md, Durability; `paused_resident_per_run`). A duty is its key and its time; what it
- * does is the index's one `fire`, told the key: no closure per duty.
+ * Timed duties of one kind by key (each resident pause's hibernation, say) in one due queue
+ * (./due-queue.ts) with one timer armed for the soonest, not a scheduled action per duty. A duty is
+ * its key and its time; what it does is the index's one `fire`, told the key: no closure per duty.
+ * The pauses' deadlines, which outlive hibernation, need no index of keys of their own: the
+ * controller's pending pauses say which stand (see `createPauseBook`).
  *
  * ```
  * set a@30, b@10:  ----------b-------------------a|
@@ -26,50 +27,27 @@ export interface DeadlineIndex {
 }
 
 export function createDeadlineIndex(scheduler: SchedulerLike, fire: (key: string) => void): DeadlineIndex {
-  const duties = createDutyHeap();
-  let order = 0;
-  let armed: { readonly at: number; readonly timer: Subscription } | undefined;
-  let firing = false;
-
-  const disarm = (): void => {
-    armed?.timer.unsubscribe();
-    armed = undefined;
-  };
-  const arm = (): void => {
-    if (firing) return;
-    const next = duties.soonest();
-    if (!next) return disarm();
-    if (armed && armed.at <= next.at) return;
-    disarm();
-    const at = next.at;
-    armed = { at, timer: scheduler.schedule(fireDue, Math.max(0, at - scheduler.now())) };
-  };
-  // Everything due by now: when the timer fires late (a busy process), one late timer catches up at
-  // once instead of one armed time per turn of the event loop, each behind the work the turn before
-  // left; when it fires early (Node counts timers from the loop's cached time), nothing is due yet
-  // and the timer is armed again for the rest.
-  const fireDue = (): void => {
-    armed = undefined;
-    firing = true;
-    const at = scheduler.now();
-    try {
-      for (let due = duties.takeDueBy(at); due; due = duties.takeDueBy(at)) fire(due.key);
-    } finally {
-      firing = false;
-      arm();
-    }
-  };
-
+  // The time each key's duty stands for: one set again for another time leaves its first in the queue, dead.
+  const times = new Map<string, number>();
+  const queue = createDueQueue(scheduler, {
+    fire: (key) => {
+      times.delete(key);
+      fire(key);
+    },
+    isLive: (key, at) => times.get(key) === at,
+    liveCount: () => times.size,
+  });
   return {
     set: (key, at) => {
-      duties.add({ at, order: order++, key });
-      arm();
+      if (times.get(key) === at) return;
+      times.set(key, at);
+      queue.add(key, at);
     },
     delete: (key) => {
-      if (duties.remove(key) && duties.size === 0 && !firing) disarm();
+      if (times.delete(key)) queue.settled();
     },
     get size() {
-      return duties.size;
+      return times.size;
     },
   };
 }

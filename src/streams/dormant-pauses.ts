@@ -25,7 +25,7 @@ export function hibernateIn(book: PauseBook, pauseId: string, wake: (resolution:
 export function restoreAsleepIn(book: PauseBook, info: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined {
   if (book.pendingById.has(info.pause_id)) return undefined;
   const held = new DormantPause(book, info, checks, wake);
-  book.deadlines.set(info.pause_id, info.deadline_ms);
+  book.deadlines.add(info.pause_id, info.deadline_ms);
   book.ports.publish(eventFrom('paused', info, book.scheduler.now(), { pause: info, restored: true }));
   return held;
 }

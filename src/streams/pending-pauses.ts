@@ -2,6 +2,7 @@ import { Observable, Subscription, type SchedulerLike } from 'rxjs';
 import type { StepFilter } from '../core/store.js';
 import { bindResolution } from './bound-decisions.js';
 import type { DeadlineIndex } from './deadline-index.js';
+import type { DueQueue } from './due-queue.js';
 import { eventFrom, type PauseInfo } from './events.js';
 import { decide, reasonOf, StepCommandError, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
 import { decideAnswers, schemaAnswerValidator, type AnswerValidator } from './answer-decision.js';
@@ -36,8 +37,11 @@ export interface PauseBook {
   readonly resolvedMemory: number;
   /** How long a pause stays resident before `ports.hibernate` is told of it; undefined: never. */
   readonly hibernateAfterMs: number | undefined;
-  /** Every pause's deadline by pause id, one timer for the soonest; its duty resolves the pause (`deadlinePassed`). */
-  readonly deadlines: DeadlineIndex;
+  /**
+   * Every pending pause's deadline, one timer for the soonest; its duty resolves the pause
+   * (`deadlinePassed`). A duty stands while its pause is pending here: the queue keeps no keys of its own.
+   */
+  readonly deadlines: DueQueue;
   /** Every resident pause's hibernation by pause id, the same way (`hibernationDue`). */
   readonly hibernations: DeadlineIndex;
   // Session -> its filter (undefined: every tool, both phases); present means step mode is on.
@@ -61,7 +65,7 @@ export function settle(book: PauseBook, entry: PendingPause, resolution: PauseRe
   const { info } = entry;
   const { pendingById, resolved, ports, deadlines, hibernations } = book;
   pendingById.delete(info.pause_id);
-  deadlines.delete(info.pause_id);
+  deadlines.settled();
   hibernations.delete(info.pause_id);
   resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
   if (resolved.size > book.resolvedMemory) resolved.delete(resolved.keys().next().value as string);
@@ -133,7 +137,7 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
 /** The pause's deadline, and its hibernation when that comes first, each in the controller's index of its kind. */
 function schedulePause(book: PauseBook, info: PauseInfo, now: number): void {
   const { pause_id, deadline_ms } = info;
-  book.deadlines.set(pause_id, deadline_ms);
+  book.deadlines.add(pause_id, deadline_ms);
   const { hibernateAfterMs, ports } = book;
   if (hibernateAfterMs === undefined || !ports.hibernate || now + hibernateAfterMs >= deadline_ms) return;
   book.hibernations.set(pause_id, now + hibernateAfterMs);

@@ -4,6 +4,7 @@ import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
 import type { AnswerValidator } from './answer-decision.js';
 import { createDeadlineIndex } from './deadline-index.js';
+import { createDueQueue } from './due-queue.js';
 import { hibernateIn, restoreAsleepIn } from './dormant-pauses.js';
 import { deadlinePassed, disableIn, hibernationDue, pause$, pendingOf, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
@@ -168,7 +169,11 @@ function createPauseBook(ports: StepControllerPorts, config: StepControllerConfi
     timeoutAction: timeoutAction as TimeoutAction,
     resolvedMemory,
     hibernateAfterMs,
-    deadlines: createDeadlineIndex(scheduler, (pauseId) => deadlinePassed(book, pauseId)),
+    deadlines: createDueQueue(scheduler, {
+      fire: (pauseId) => deadlinePassed(book, pauseId),
+      isLive: (pauseId, at) => book.pendingById.get(pauseId)?.info.deadline_ms === at,
+      liveCount: () => book.pendingById.size,
+    }),
     hibernations: createDeadlineIndex(scheduler, (pauseId) => hibernationDue(book, pauseId)),
     enabled: new Map(),
     pendingById: new Map(),
