@@ -1,4 +1,4 @@
-import type { Subject } from 'rxjs';
+import type { Subject, Subscription } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import { toJsonText } from '../core/json.js';
 import type { RunCheckpoint } from '../core/store.js';
@@ -54,6 +54,11 @@ export class SleepingRun implements ActiveRun {
   constructor(
     checkpoint: RunCheckpoint,
     private readonly at: CheckpointIds,
+    /**
+     * The pause it waits at, held here rather than as a run subscription of the registry (a map entry
+     * per hibernated run): unsubscribed before it resolved, it resolves `cancelled`.
+     */
+    readonly pause: Subscription,
     { handle, own }: Pick<ActiveRun, 'handle' | 'own'>,
     private readonly stored?: StoredCheckpoint,
   ) {

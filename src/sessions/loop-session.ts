@@ -11,6 +11,8 @@ import { LoopRunHandle, type RunHandle } from './run-handle.js';
 import { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
 import type { RunOverrides, Session, SessionChoices, SessionIdentity, SessionSettings, StartRunInput } from './session.js';
 
+const NO_TURNS: readonly Turn[] = Object.freeze([]);
+
 /**
  * A class rather than a closure record: a server holds one per conversation, and prototype methods
  * cost nothing per instance where five closures and their context did. The subscription of its run
@@ -24,7 +26,8 @@ export class LoopSession implements Session {
   // Declared, not defined: only forks carry it, so other sessions (a server holds thousands) pay no slot for it.
   declare readonly forked_from?: ForkOrigin;
   profile?: string;
-  private readonly finished: Turn[] = [];
+  // The shared empty list until a turn ends: many sessions a server holds never finished one (a paused first run).
+  private finished: readonly Turn[] = NO_TURNS;
   private active: ActiveRun | undefined;
   private chosen: ResolvedChoices = NO_CHOICES;
   private closed = false;
@@ -96,7 +99,7 @@ export class LoopSession implements Session {
         // The pause's teardown resolves it as `cancelled`, then the run ends as a cancelled loop does.
         settings.runs.drop(conv_id);
         const result = cancelledAt(ports, state);
-        this.finished.push(result.turn);
+        this.finish(result.turn);
         settings.onRunEnded?.(this, result);
         this.active = undefined;
         settings.onActivity?.(this);
@@ -116,37 +119,34 @@ export class LoopSession implements Session {
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
     this.settings.runs.drop(this.conv_id);
-    this.asleep(checkpoint, at, pause, active);
+    this.active = new SleepingRun(checkpoint, at, pause, active, this.settings.storedCheckpoint);
   }
 
   sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
     if (this.closed || this.active) return void pause.unsubscribe();
-    this.asleep(checkpoint, at, pause, {});
+    this.active = new SleepingRun(checkpoint, at, pause, {}, this.settings.storedCheckpoint);
     this.settings.onActivity?.(this, true);
   }
 
-  /** The run hibernated at `checkpoint`: held as its pause alone, its turn the checkpoint's blocks. */
-  private asleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription, from: Pick<ActiveRun, 'handle' | 'own'>): void {
-    this.settings.runs.hold(this.conv_id, pause);
-    this.active = new SleepingRun(checkpoint, at, from, this.settings.storedCheckpoint);
+  /** A run's turn ended: it joins the finished ones (never written into the shared empty list). */
+  private finish(turn: Turn): void {
+    if (this.finished === NO_TURNS) this.finished = [turn];
+    else (this.finished as Turn[]).push(turn);
   }
 
   registry(): ToolRegistry {
     return this.chosen.tools?.registry ?? this.ports.registry;
   }
 
-  /**
-   * As a parked run is cancelled: dropping its pause resolves it `cancelled`, then the run ends where it
-   * stood. A store closed under its runtime cannot say its checkpoint: nothing of its end could be written either.
-   */
+  /** As a parked run is cancelled: its pause resolves `cancelled`, then the run ends where it stood (unless its store closed). */
   private endHibernated(sleeping: SleepingRun): void {
-    this.settings.runs.drop(this.conv_id);
+    sleeping.pause.unsubscribe();
     this.active = undefined;
     const checkpoint = sleeping.checkpointIfReadable();
     if (!checkpoint) return;
     const { handle, own } = sleeping;
     const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, own));
-    this.finished.push(result.turn);
+    this.finish(result.turn);
     this.settings.onRunEnded?.(this, result);
     handle?.settle(result);
     this.settings.onActivity?.(this);
@@ -156,9 +156,7 @@ export class LoopSession implements Session {
     const hibernated = this.active;
     // Cancelled, suspended or closed since its pause resolved: nothing to rebuild.
     if (!(hibernated instanceof SleepingRun)) return;
-    // Its pause has resolved: the hold has nothing left to unsubscribe. A store that cannot say its
-    // checkpoint (closed under its runtime) keeps it for the next start, as a suspended run's.
-    this.settings.runs.release(this.conv_id);
+    // Its pause has resolved. A store that cannot say its checkpoint (closed under its runtime) keeps it for the next start.
     this.active = undefined;
     const checkpoint = hibernated.checkpointIfReadable();
     if (checkpoint) this.launch(resume(this.stateOf(checkpoint, (state) => state, hibernated.own)), true, hibernated.handle);
@@ -166,7 +164,7 @@ export class LoopSession implements Session {
 
   restoreTurns(turns: readonly Turn[]): void {
     if (this.active) throw new RunInProgressError(this.conv_id, this.session_id);
-    this.finished.splice(0, this.finished.length, ...turns);
+    this.finished = turns.length === 0 ? NO_TURNS : [...turns];
   }
 
   cancel(): boolean {
@@ -180,7 +178,9 @@ export class LoopSession implements Session {
   suspend(): void {
     this.closed = true;
     // Unsubscribed, not cancelled: the run stops where it stands and its checkpoint stays for the next start.
-    if (this.active) this.settings.runs.drop(this.conv_id);
+    const { active } = this;
+    if (active instanceof SleepingRun) active.pause.unsubscribe();
+    else if (active) this.settings.runs.drop(this.conv_id);
     this.active = undefined;
   }
 
@@ -234,7 +234,7 @@ export class LoopSession implements Session {
     }, resumed);
     settings.runs.subscribe(conv_id, run$, {
       next: (result) => {
-        this.finished.push(result.turn);
+        this.finish(result.turn);
         settings.onRunEnded?.(this, result);
         release();
         handle.settle(result);
