@@ -110,7 +110,9 @@ class TimeHeap {
   /** Removes the soonest. */
   pop(): void {
     const last = this.keys.length - 1;
-    if (last > 0) this.move(last, 0);
+    // Emptied, its arrays go: drained by popping, they would keep the room of the most they ever held.
+    if (last <= 0) return this.clear();
+    this.move(last, 0);
     this.keys.pop();
     this.ats.pop();
     this.orders.pop();
