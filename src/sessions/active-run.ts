@@ -1,11 +1,12 @@
-import type { Subject, Subscription } from 'rxjs';
+import type { Subject } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import { toJsonText } from '../core/json.js';
 import type { RunCheckpoint } from '../core/store.js';
 import type { Block } from '../core/turns.js';
 import type { RunContext, RunTools } from '../operators/loop-state.js';
+import type { HeldPause } from '../streams/dormant-pauses.js';
 import type { LoopRunHandle } from './run-handle.js';
-import type { RunOverrides } from './session.js';
+import type { RunOverrides, SessionChoices, SessionSettings } from './session.js';
 
 /** What a session (./loop-session.ts) holds: its choices, and its run while one is active. */
 
@@ -19,10 +20,20 @@ export interface ResolvedChoices {
 /** A session that chose nothing: shared, since a server holds many such sessions. */
 export const NO_CHOICES: ResolvedChoices = Object.freeze({ defaults: Object.freeze({}) });
 
+/** A session's choices, its engine wrapped and its tools built by the runtime's `settings`. */
+export function resolveChoices(settings: Pick<SessionSettings, 'engineFor' | 'toolsFor'>, { engine, tools, defaults }: Omit<SessionChoices, 'profile'>): ResolvedChoices {
+  if (!engine && !tools && !defaults) return NO_CHOICES;
+  return {
+    defaults: defaults ?? {},
+    ...(engine ? { engine: settings.engineFor(engine) } : {}),
+    ...(tools ? { tools: settings.toolsFor(tools) } : {}),
+  };
+}
+
 export interface ActiveRun {
   readonly turn_id: string;
-  /** Absent for a hibernated run ({@link SleepingRun}): nothing is subscribed to tell, `cancel` ends it itself. */
-  readonly cancel$?: Subject<void>;
+  /** Tells its loop to end as cancelled (a hibernated run, {@link SleepingRun}, has no loop to tell). */
+  readonly cancel$: Subject<void>;
   blocks: readonly Block[];
   /** The run's handle, settled by whichever loop ends the run (a hibernated run's is rebuilt). */
   readonly handle?: LoopRunHandle;
@@ -40,44 +51,45 @@ export type StoredCheckpoint = (ids: CheckpointIds) => RunCheckpoint | undefined
  * A hibernated run (docs/protocol.md, Durability): its checkpoint kept as JSON text, which costs a
  * fraction of the heap of the objects it was parsed into, and parsed again only when the run is
  * rebuilt, cancelled or its turn read. The ids are left out of the text and taken from the pause the
- * run waits at (`at`), whose strings the controller holds anyway. The run's blocks, as the store
+ * run waits at, whose strings the controller holds anyway. The run's blocks, as the store
  * keeps them, are that checkpoint's: a woken run goes on from what recovery would have read.
  *
- * With a store that reads at once (`stored`, SQLite's `checkpointNow`) it keeps nothing: the
- * checkpoint is read again from the store, which has it as long as the run has not ended.
+ * With a store that reads at once (`stored`, SQLite's `checkpointNow`) it keeps nothing, not even that
+ * reader (its session has it): the checkpoint is read again from the store, which has it as long as
+ * the run has not ended.
  */
-export class SleepingRun implements ActiveRun {
-  private readonly kept: string | undefined;
+export class SleepingRun {
+  // Declared, and set only without such a store: the runs of one that reads at once carry no slot for it.
+  declare private readonly kept?: string;
   declare readonly handle?: LoopRunHandle;
   declare readonly own?: Pick<RunContext, 'engine' | 'tools'>;
 
   constructor(
     checkpoint: RunCheckpoint,
-    private readonly at: CheckpointIds,
     /**
      * The pause it waits at, held here rather than as a run subscription of the registry (a map entry
-     * per hibernated run): unsubscribed before it resolved, it resolves `cancelled`.
+     * per hibernated run); its checkpoint's ids are the pause's.
      */
-    readonly pause: Subscription,
+    readonly pause: HeldPause,
     { handle, own }: Pick<ActiveRun, 'handle' | 'own'>,
-    private readonly stored?: StoredCheckpoint,
+    stored: StoredCheckpoint | undefined,
   ) {
-    // Nothing kept when the store reads it back at once.
-    this.kept = stored ? undefined : asText(checkpoint);
+    if (!stored) this.kept = asText(checkpoint);
     // Only when there is one: most hibernated runs were restored, or started by a caller that kept no handle.
     if (handle) this.handle = handle;
     if (own) this.own = own;
   }
 
   get turn_id(): string {
-    return this.at.turn_id;
+    return this.pause.info.turn_id;
   }
 
-  /** Throws when the store cannot say it (closed under its runtime). */
-  get checkpoint(): RunCheckpoint {
-    const { kept, at } = this;
+  /** Its checkpoint, read with `stored` when it kept none; throws when the store cannot say it (closed under its runtime). */
+  read(stored: StoredCheckpoint | undefined): RunCheckpoint {
+    const { kept } = this;
+    const at = this.pause.info;
     if (kept === undefined) {
-      const checkpoint = this.stored?.(at);
+      const checkpoint = stored?.(at);
       if (!checkpoint) throw new Error(`the store has no checkpoint of the hibernated run ${at.inference_id}`);
       return checkpoint;
     }
@@ -86,16 +98,12 @@ export class SleepingRun implements ActiveRun {
   }
 
   /** The checkpoint, or undefined when the store cannot say it. */
-  checkpointIfReadable(): RunCheckpoint | undefined {
+  readIfReadable(stored: StoredCheckpoint | undefined): RunCheckpoint | undefined {
     try {
-      return this.checkpoint;
+      return this.read(stored);
     } catch {
       return undefined;
     }
-  }
-
-  get blocks(): readonly Block[] {
-    return this.checkpoint.blocks;
   }
 }
 

@@ -61,7 +61,7 @@ function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: Ru
   const checks = pauseChecks(pause.phase, session.registry(), checkpoint);
   const held = ports.controller.restoreAsleep?.(pause, checks, wake);
   if (!held) return false;
-  session.sleep(checkpoint, pause, held);
+  session.sleep(checkpoint, held);
   // Once the frames it published (`log`, `paused`) are committed: the buffer goes as a hibernating run's does.
   ports.slices.push(() => releaseBuffer(ports, pause.conv_id));
   return true;
@@ -100,7 +100,7 @@ function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunChe
   if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
   const held = ports.controller.hibernate?.(pause.pause_id, wake);
   if (!held) return;
-  session.hibernate(checkpoint, pause, held);
+  session.hibernate(checkpoint, held);
   releaseBuffer(ports, pause.conv_id);
   // Its writes' caches too: the run writes nothing until it wakes, which may be days.
   ports.store.forget?.(pause.conv_id);

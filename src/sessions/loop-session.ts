@@ -6,7 +6,8 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
 import { cancelledAt, createRun$ } from './run.js';
 import { createRunContext, mergeOverrides, overridesOf, type RunIds } from './run-context.js';
-import { NO_CHOICES, SleepingRun, type ActiveRun, type CheckpointIds, type ResolvedChoices } from './active-run.js';
+import type { HeldPause } from '../streams/dormant-pauses.js';
+import { NO_CHOICES, resolveChoices, SleepingRun, type ActiveRun, type ResolvedChoices } from './active-run.js';
 import { LoopRunHandle, type RunHandle } from './run-handle.js';
 import { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
 import type { RunOverrides, Session, SessionChoices, SessionIdentity, SessionSettings, StartRunInput } from './session.js';
@@ -22,18 +23,17 @@ export class LoopSession implements Session {
   readonly conv_id: string;
   readonly session_id: string;
   readonly created_at: number;
-  readonly owner?: string;
-  // Declared, not defined: only forks carry it, so other sessions (a server holds thousands) pay no slot for it.
+  // Declared, not defined: only sessions that have them carry them; the others (thousands) pay no slot.
+  declare readonly owner?: string;
   declare readonly forked_from?: ForkOrigin;
-  profile?: string;
+  declare profile?: string;
   // The shared empty list until a turn ends: many sessions a server holds never finished one (a paused first run).
   private finished: readonly Turn[] = NO_TURNS;
-  private active: ActiveRun | undefined;
+  private active: ActiveRun | SleepingRun | undefined;
   private chosen: ResolvedChoices = NO_CHOICES;
   private closed = false;
 
   constructor(
-    private readonly ports: LoopPorts,
     identity: SessionIdentity,
     private readonly settings: SessionSettings,
   ) {
@@ -44,27 +44,28 @@ export class LoopSession implements Session {
     if (identity.forked_from !== undefined) this.forked_from = identity.forked_from;
   }
 
+  /** The runtime's, through its settings: a field of its own would cost every session a slot. */
+  private get ports(): LoopPorts {
+    return this.settings.ports;
+  }
+
   get running(): boolean {
     return this.active !== undefined;
   }
 
   turns(): Turn[] {
     const { active, finished } = this;
-    return active ? [...finished, { id: active.turn_id, blocks: active.blocks }] : [...finished];
+    if (!active) return [...finished];
+    const blocks = active instanceof SleepingRun ? active.read(this.settings.storedCheckpoint).blocks : active.blocks;
+    return [...finished, { id: active.turn_id, blocks }];
   }
 
   configure({ engine, tools, profile, defaults }: SessionChoices): void {
     if (this.closed) throw new SessionClosedError(this.conv_id);
     if (this.active || this.finished.length > 0) throw new SessionStartedError(this.conv_id);
-    const { settings } = this;
-    const nothing = !engine && !tools && !defaults;
-    this.chosen = nothing ? NO_CHOICES : {
-      defaults: defaults ?? {},
-      ...(engine ? { engine: settings.engineFor(engine) } : {}),
-      ...(tools ? { tools: settings.toolsFor(tools) } : {}),
-    };
-    // Assigned, never deleted: `delete` would turn every session object into a slow, larger dictionary.
-    this.profile = profile;
+    this.chosen = resolveChoices(this.settings, { engine, tools, defaults });
+    // Assigned once it has been, never deleted: `delete` would turn the object into a slow, larger dictionary.
+    if (profile !== undefined || this.profile !== undefined) this.profile = profile;
   }
 
   start(input: StartRunInput): RunHandle {
@@ -114,17 +115,17 @@ export class LoopSession implements Session {
     );
   }
 
-  hibernate(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
+  hibernate(checkpoint: RunCheckpoint, pause: HeldPause): void {
     const { active } = this;
     if (!active) return void pause.unsubscribe();
     // The loop goes, its pause (hibernated by the controller first) stays pending: `pause` resolves it.
     this.settings.runs.drop(this.conv_id);
-    this.active = new SleepingRun(checkpoint, at, pause, active, this.settings.storedCheckpoint);
+    this.active = new SleepingRun(checkpoint, pause, active, this.settings.storedCheckpoint);
   }
 
-  sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void {
+  sleep(checkpoint: RunCheckpoint, pause: HeldPause): void {
     if (this.closed || this.active) return void pause.unsubscribe();
-    this.active = new SleepingRun(checkpoint, at, pause, {}, this.settings.storedCheckpoint);
+    this.active = new SleepingRun(checkpoint, pause, {}, this.settings.storedCheckpoint);
     this.settings.onActivity?.(this, true);
   }
 
@@ -142,13 +143,12 @@ export class LoopSession implements Session {
   private endHibernated(sleeping: SleepingRun): void {
     sleeping.pause.unsubscribe();
     this.active = undefined;
-    const checkpoint = sleeping.checkpointIfReadable();
+    const checkpoint = sleeping.readIfReadable(this.settings.storedCheckpoint);
     if (!checkpoint) return;
-    const { handle, own } = sleeping;
-    const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, own));
+    const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, sleeping.own));
     this.finish(result.turn);
     this.settings.onRunEnded?.(this, result);
-    handle?.settle(result);
+    sleeping.handle?.settle(result);
     this.settings.onActivity?.(this);
   }
 
@@ -158,7 +158,7 @@ export class LoopSession implements Session {
     if (!(hibernated instanceof SleepingRun)) return;
     // Its pause has resolved. A store that cannot say its checkpoint (closed under its runtime) keeps it for the next start.
     this.active = undefined;
-    const checkpoint = hibernated.checkpointIfReadable();
+    const checkpoint = hibernated.readIfReadable(this.settings.storedCheckpoint);
     if (checkpoint) this.launch(resume(this.stateOf(checkpoint, (state) => state, hibernated.own)), true, hibernated.handle);
   }
 
@@ -171,7 +171,7 @@ export class LoopSession implements Session {
     const { active } = this;
     if (!active) return false;
     if (active instanceof SleepingRun) this.endHibernated(active);
-    else active.cancel$?.next();
+    else active.cancel$.next();
     return true;
   }
 

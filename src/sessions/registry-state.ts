@@ -16,7 +16,7 @@ export interface SessionRegistryPorts {
   /** The ports every session's runs go through. */
   readonly loop: LoopPorts;
   /** The runtime's part of every session's settings: its loop, views, builders and system prompt. */
-  readonly settings: Omit<SessionSettings, 'onActivity' | 'onRunEnded' | 'runs'>;
+  readonly settings: Omit<SessionSettings, 'ports' | 'onActivity' | 'onRunEnded' | 'runs'>;
   readonly hub: EventHub;
   readonly frames: FrameLog;
   readonly store: Store;
@@ -55,6 +55,7 @@ export function createSessionSettings(state: Pick<RegistryState, 'ports' | 'sess
   const { gate, writer, controller } = ports;
   return {
     ...ports.settings,
+    ports: ports.loop,
     runs,
     onActivity: (session, restored) => {
       if (session.running) ports.onRunStarting();
@@ -118,7 +119,7 @@ export function reopenStored(state: RegistryState, conversation: StoredConversat
 function reopen(state: RegistryState, conversation: StoredConversation, choices: SessionChoices | undefined): Session {
   const { conv_id, session_id, created_at, owner, profile, forked_from } = conversation;
   const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }), ...(forked_from === undefined ? {} : { forked_from }) };
-  const session = createSession(state.ports.loop, identity, state.settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
+  const session = createSession(identity, state.settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
   applyStored(state.ports, session_id, conversation, choices);
   return admit(state, session);
 }

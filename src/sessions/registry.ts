@@ -124,7 +124,7 @@ function openSession(state: RegistryState, { conv_id, owner, forked_from, ...cho
     ...(owner === undefined ? {} : { owner }),
     ...(forked_from === undefined ? {} : { forked_from }),
   };
-  const session = admit(state, createSession(loop, identity, state.settings, choices));
+  const session = admit(state, createSession(identity, state.settings, choices));
   writer.conversation(session, controller.stepOf(session.session_id));
   return session;
 }

@@ -57,10 +57,11 @@ export function finalTextOf(turn: Turn): string {
  */
 export class LoopRunHandle implements RunHandle {
   // Made when someone asks for the result, or the run ends with it settled: a paused or hibernated run's
-  // starter that never asks (most of a server's) costs no Subject while the run waits.
-  private outcome?: AsyncSubject<RunResult>;
-  private ending?: Ending;
-  private over = false;
+  // starter that never asks (most of a server's) costs no Subject while the run waits. Declared, so a
+  // handle carries the slots only once it has them.
+  declare private outcome?: AsyncSubject<RunResult>;
+  /** Set once the run is over. */
+  declare private ending?: Ending;
 
   constructor(
     readonly inference_id: string,
@@ -83,7 +84,7 @@ export class LoopRunHandle implements RunHandle {
     const { hub } = this.views;
     // Once the run is over its `run-ended` is already buffered (or the conversation was closed):
     // a snapshot then, so a late subscriber completes instead of waiting on a live stream forever.
-    return defer(() => (this.over ? from(hub.buffered(this.conv_id, this.sinceSeq).frames) : hub.replay$(this.conv_id, this.sinceSeq))).pipe(
+    return defer(() => (this.ending ? from(hub.buffered(this.conv_id, this.sinceSeq).frames) : hub.replay$(this.conv_id, this.sinceSeq))).pipe(
       filter((frame) => frame.event.inference_id === this.inference_id),
       takeWhile((frame) => frame.event.type !== 'run-ended', true),
     );
@@ -94,7 +95,7 @@ export class LoopRunHandle implements RunHandle {
     return defer(() => {
       // The run's open pause from the controller first: a hibernated run's `paused` frame may have left
       // the conversation's buffer (docs/protocol.md, Durability), and its pause is still open.
-      const open = this.over ? [] : controller.pending().filter((pause) => pause.inference_id === this.inference_id);
+      const open = this.ending ? [] : controller.pending().filter((pause) => pause.inference_id === this.inference_id);
       const known = new Set(open.map((pause) => pause.pause_id));
       const later = this.events$.pipe(
         filter(isPaused),
@@ -112,7 +113,6 @@ export class LoopRunHandle implements RunHandle {
   /** Called by the session, once, after the run's `run-ended` was published. */
   settle(result: LoopRunResult): RunResult {
     const withText: RunResult = { ...result, text: finalTextOf(result.turn) };
-    this.over = true;
     this.ending = { result: withText };
     if (this.outcome) end(this.outcome, this.ending);
     return withText;
@@ -120,7 +120,6 @@ export class LoopRunHandle implements RunHandle {
 
   /** Only a programmer bug gets here. */
   fail(error: unknown): void {
-    this.over = true;
     this.ending = { error };
     if (this.outcome) end(this.outcome, this.ending);
   }

@@ -1,11 +1,12 @@
-import type { Observable, OperatorFunction, Subscription } from 'rxjs';
+import type { Observable, OperatorFunction } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import type { Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { CheckpointIds, StoredCheckpoint } from './active-run.js';
+import type { HeldPause } from '../streams/dormant-pauses.js';
+import type { StoredCheckpoint } from './active-run.js';
 import { LoopSession } from './loop-session.js';
 import type { RunHandle, RunViews } from './run-handle.js';
 import type { RunResult } from './run.js';
@@ -94,15 +95,15 @@ export interface Session extends SessionIdentity {
   /**
    * Hibernation only (docs/protocol.md, Durability): the run, paused at the pause `pause` holds (hibernated by the
    * controller), leaves memory: its loop is unsubscribed and the session keeps no more of it than
-   * its handle and what reads `checkpoint` back (whose ids are those of the pause it waits at, `at`).
+   * its handle and what reads `checkpoint` back (whose ids are those of the pause it waits at).
    * Cancelled, it ends where it stands as a parked run does; `wake` rebuilds it.
    */
-  hibernate(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
+  hibernate(checkpoint: RunCheckpoint, pause: HeldPause): void;
   /**
    * Recovery with hibernation only: a run restored at the stored pause `pause` holds (pending again in
    * the controller) comes back hibernated there, as `hibernate` would leave it, with no loop built.
    */
-  sleep(checkpoint: RunCheckpoint, at: CheckpointIds, pause: Subscription): void;
+  sleep(checkpoint: RunCheckpoint, pause: HeldPause): void;
   /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
   registry(): ToolRegistry;
   /**
@@ -119,6 +120,8 @@ export interface Session extends SessionIdentity {
 }
 
 export interface SessionSettings {
+  /** The ports every run goes through. */
+  readonly ports: LoopPorts;
   /** The runtime's tool loop: built once, shared by every run of every session. */
   readonly loop: OperatorFunction<LoopState, LoopState>;
   readonly systemPrompt?: string;
@@ -141,8 +144,8 @@ export interface SessionSettings {
   readonly storedCheckpoint?: StoredCheckpoint;
 }
 
-export function createSession(ports: LoopPorts, identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {
-  const session = new LoopSession(ports, identity, settings);
+export function createSession(identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {
+  const session = new LoopSession(identity, settings);
   session.configure(choices);
   return session;
 }

@@ -1,11 +1,11 @@
-import { asapScheduler, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { asapScheduler, asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { StepFilter } from '../core/store.js';
 import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
 import type { AnswerValidator } from './answer-decision.js';
 import { createDeadlineIndex } from './deadline-index.js';
 import { createDueQueue } from './due-queue.js';
-import { hibernateIn, restoreAsleepIn } from './dormant-pauses.js';
+import { hibernateIn, restoreAsleepIn, type HeldPause } from './dormant-pauses.js';
 import { deadlinePassed, disableIn, hibernationDue, pause$, pendingOf, submitTo, type PauseBook, type PauseChecks } from './pending-pauses.js';
 import type { ContinueCommand, EditValidator, PauseResolution, SubmitResult } from './step-commands.js';
 
@@ -112,17 +112,17 @@ export interface StepController {
   /**
    * Keeps a pending pause pending (listed, decided, timed out as before) without the run waiting at it:
    * the caller unsubscribes that run next, and gets the resolution in `wake`, on the resume scheduler,
-   * after `resumed` was published. Unsubscribing the returned subscription first resolves it as
+   * after `resumed` was published. Unsubscribing the returned pause first resolves it as
    * `cancelled` (publishing `resumed`, no wake). Undefined when not pending or already hibernated.
    */
-  hibernate?(pauseId: string, wake: (resolution: PauseResolution) => void): Subscription | undefined;
+  hibernate?(pauseId: string, wake: (resolution: PauseResolution) => void): HeldPause | undefined;
   /**
    * A pause restored from the store (a restart, a takeover) pending again with its id and deadline,
    * without a run waiting at it: as `hibernate` leaves a pause, with `paused` published (marked
    * `restored`). `checks` are what `pause` would have been given to check commands with. Undefined
    * when it cannot (the pause is pending already).
    */
-  restoreAsleep?(pause: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): Subscription | undefined;
+  restoreAsleep?(pause: PauseInfo, checks: PauseChecks, wake: (resolution: PauseResolution) => void): HeldPause | undefined;
 }
 
 export function createStepController(ports: StepControllerPorts, config: StepControllerConfig = {}): StepController {

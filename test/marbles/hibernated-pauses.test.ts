@@ -1,5 +1,5 @@
 import { marbles, type Context } from 'rxjs-marbles/jest';
-import { asapScheduler, type Subscription } from 'rxjs';
+import { asapScheduler, type Subscription, type Unsubscribable } from 'rxjs';
 import { createSequentialIds, createStepController, type PauseInfo, type PauseRequest, type PauseResolution, type StepwiseEvent } from '../../src/index.js';
 import type { PauseChecks } from '../../src/streams/pending-pauses.js';
 import { createProbe, labelOf } from './helpers.js';
@@ -12,7 +12,7 @@ function setup(m: Pick<Context, 'cold'>, config: Parameters<typeof createStepCon
   const published: StepwiseEvent[] = [];
   const told: string[] = [];
   const woken: Array<{ at: number; resolution: PauseResolution }> = [];
-  const held = new Map<string, Subscription>();
+  const held = new Map<string, Unsubscribable>();
   const resumes = createProbe(m);
   const clock = resumes.clock(asapScheduler);
   const runs = new Map<string, Subscription>();
