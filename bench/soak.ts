@@ -7,7 +7,7 @@ import { formatReport, runSoak, type SoakOptions } from './soak/index.js';
  * (`npm run build` first; it rebuilds dist when src is newer). Prints the table and every violation;
  * exits 1 on any violation, 2 when the soak itself could not run.
  */
-const USAGE = `usage: npm run soak -- [--runs N] [--kill] [--redis-restart] [--instances N] [--operators N]
+const USAGE = `usage: npm run soak -- [--store redis|sqlite] [--runs N] [--kill] [--redis-restart] [--instances N] [--operators N]
   [--observers N] [--lease-ms MS] [--tool-ms MS] [--race-rate R] [--run-end-timeout-ms MS]
   [--timeout-ms MS] [--seed N] [--keep-dir] [--report FILE] [--details N]`;
 
@@ -15,7 +15,7 @@ function parseOptions(argv: readonly string[]): { options: SoakOptions; report?:
   const { values } = parseArgs({
     args: [...argv],
     options: {
-      runs: { type: 'string' }, instances: { type: 'string' }, operators: { type: 'string' }, observers: { type: 'string' },
+      store: { type: 'string' }, runs: { type: 'string' }, instances: { type: 'string' }, operators: { type: 'string' }, observers: { type: 'string' },
       kill: { type: 'boolean' }, 'redis-restart': { type: 'boolean' }, 'redis-down-ms': { type: 'string' },
       'lease-ms': { type: 'string' }, 'tool-ms': { type: 'string' }, 'race-rate': { type: 'string' },
       'run-end-timeout-ms': { type: 'string' }, 'timeout-ms': { type: 'string' }, seed: { type: 'string' },
@@ -33,8 +33,10 @@ function parseOptions(argv: readonly string[]): { options: SoakOptions; report?:
     if (!Number.isFinite(value)) throw new RangeError(`--${name} must be a number, got "${text}"`);
     return value;
   };
+  const store = values.store;
+  if (store !== undefined && store !== 'redis' && store !== 'sqlite') throw new RangeError(`--store must be redis or sqlite, got "${store}"`);
   const options: SoakOptions = {
-    runs: num('runs'), instances: num('instances'), operators: num('operators'), observers: num('observers'),
+    store, runs: num('runs'), instances: num('instances'), operators: num('operators'), observers: num('observers'),
     kill: values.kill, redisRestart: values['redis-restart'], redisDownMs: num('redis-down-ms'), leaseMs: num('lease-ms'),
     toolMs: num('tool-ms'), raceRate: num('race-rate'), runEndTimeoutMs: num('run-end-timeout-ms'), timeoutMs: num('timeout-ms'),
     seed: num('seed'), keepDir: values['keep-dir'],

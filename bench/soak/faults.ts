@@ -7,7 +7,8 @@ export interface FaultConfig {
   readonly kill: boolean;
   readonly redisRestart: boolean;
   readonly redisDownMs: number;
-  readonly leaseMs: number;
+  /** How long a killed instance stays down before it is started again, ms (`restartDelayMs`). */
+  readonly restartAfterMs: number;
   /** Decisions acknowledged so far, and how many the soak expects in all: faults strike part-way. */
   readonly progress: () => number;
   readonly expected: number;
@@ -28,8 +29,14 @@ const REDIS_AT = 0.6;
 const RESTART_SLACK_MS = 1500;
 
 /**
+ * How long a killed instance stays down: with Redis, until the others have taken its runs over; with
+ * SQLite, not at all (nobody else can take them: a supervisor starts it again on the same data dir).
+ */
+export const restartDelayMs = (store: 'redis' | 'sqlite', leaseMs: number): number => (store === 'redis' ? leaseMs + RESTART_SLACK_MS : 0);
+
+/**
  * The faults of a soak, each once, part-way through: SIGKILL of the instance owning most open runs
- * (then started again once the others had time to take its runs over), and Redis stopped for
+ * (then started again after `restartAfterMs`), and Redis stopped for
  * `redisDownMs` then started on the same port and dir. `done()` ends the waiting when the soak ends
  * first (a fault that never struck is missing from the results).
  */
@@ -56,8 +63,8 @@ async function killOwner(config: FaultConfig): Promise<NonNullable<FaultResults[
   const ownedConvs = owned(instance);
   const killedAt = Date.now();
   await service.kill(instance);
-  config.log(`fault: SIGKILL instance ${instance} (${ownedConvs.length} open runs); restart in ${config.leaseMs + RESTART_SLACK_MS} ms`);
-  await sleep(config.leaseMs + RESTART_SLACK_MS);
+  config.log(`fault: SIGKILL instance ${instance} (${ownedConvs.length} open runs); restart in ${config.restartAfterMs} ms`);
+  await sleep(config.restartAfterMs);
   await service.restart(instance);
   const restarted = Date.now() - killedAt;
   config.log(`fault: instance ${instance} started again after ${restarted} ms`);
@@ -65,11 +72,13 @@ async function killOwner(config: FaultConfig): Promise<NonNullable<FaultResults[
 }
 
 async function restartRedis(config: FaultConfig): Promise<number> {
+  const redis = config.service.redis;
+  if (!redis) throw new Error('soak: a Redis restart needs the Redis store');
   const stoppedAt = Date.now();
-  await config.service.redis.stop();
+  await redis.stop();
   config.log(`fault: redis stopped for ${config.redisDownMs} ms`);
   await sleep(Math.max(0, config.redisDownMs - (Date.now() - stoppedAt)));
-  await config.service.redis.start();
+  await redis.start();
   const down = Date.now() - stoppedAt;
   config.log(`fault: redis back after ${down} ms`);
   return down;

@@ -5,7 +5,7 @@ import { checkDecisions } from './check-decisions.js';
 import { checkExecutions } from './check-executions.js';
 import { checkObservers, checkRuns, type PlannedRun } from './check-runs.js';
 import { collect, pendingEverywhere, pendingPauses, runningConversations, type Collected } from './collect.js';
-import { driveFaults, summariseFailover, type FaultResults } from './faults.js';
+import { driveFaults, restartDelayMs, summariseFailover, type FaultResults } from './faults.js';
 import { readExecutions, writeFixtures } from './fixtures.js';
 import { sendRetrying, sleep } from './http.js';
 import { follow, type Observer } from './observers.js';
@@ -20,8 +20,8 @@ export type { SoakOptions, SoakReport, Violation } from './types.js';
 export { formatReport } from './report.js';
 
 /**
- * The soak of issue 21: a real service (redis-server and `stepwise serve --store redis` processes)
- * driven only through its wire protocol (docs/protocol.md). N runs in step mode, operators deciding
+ * The soak of issue 21: a real service (redis-server and `stepwise serve --store redis` processes, or
+ * one `stepwise serve --store sqlite` process) driven only through its wire protocol (docs/protocol.md). N runs in step mode, operators deciding
  * every pause on random instances, WebSocket observers on non-owners, optional faults; then every
  * promise checked from outside. Every process it started is stopped, by PID, before it returns.
  */
@@ -37,8 +37,8 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   let service: Service | undefined;
   let ops: Operators | undefined;
   try {
-    service = await startService({ dir, fixtures, instances: o.instances, leaseMs: o.leaseMs, rng });
-    o.log(`soak: ${o.runs} runs on ${o.instances} instances (redis ${service.redis.url}), seed ${o.seed}, dir ${dir}`);
+    service = await startService({ store: o.store, dir, fixtures, instances: o.instances, leaseMs: o.leaseMs, rng });
+    o.log(`soak: ${o.runs} runs on ${o.instances} instance(s) (${o.store} ${service.storeAt}), seed ${o.seed}, dir ${dir}`);
     const memory = createMemoryWatch(service);
     memory.sample('started');
     const { started, refused } = await startRuns(service, planRuns(o), onRetry);
@@ -51,7 +51,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     o.log(`soak: ${paused} of ${started.length} runs paused after ${Date.now() - startedAt} ms (instances' RSS ${memoryMb(memory)}); operators start`);
     ops = startOperators({ service, operators: o.operators, raceRate: o.raceRate, rng, onRetry, ...signalOf(o) });
     const faults = driveFaults({
-      service, kill: o.kill, redisRestart: o.redisRestart, redisDownMs: o.redisDownMs, leaseMs: o.leaseMs,
+      service, kill: o.kill, redisRestart: o.redisRestart, redisDownMs: o.redisDownMs, restartAfterMs: restartDelayMs(o.store, o.leaseMs),
       progress: ops.acknowledgedCount, expected: expectedPauses(started), log: o.log,
       running: () => runningConversations({ service: service as Service, onRetry }),
     });
@@ -63,6 +63,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     o.log(`soak: operators stopped after ${ops.acknowledgedCount()} decisions; reading every log`);
     const inspected = await inspect(o, service, { started, decisions: ops.decisions, observers, toolLog: fixtures.toolLog, onRetry });
     const report: SoakReport = {
+      store: o.store,
       runs: started.length,
       instances: o.instances,
       seed: o.seed,

@@ -29,8 +29,9 @@ export function formatReport(report: SoakReport, perKind = 50): string {
     ['continue latency, forwarded', formatLatency(report.latency.forwarded)],
     ['continue latency, at the owner', formatLatency(report.latency.at_owner)],
   ];
-  if (report.failover) {
-    const f = report.failover;
+  const f = report.failover;
+  if (f && report.store === 'sqlite') rows.push(['restart after SIGKILL (same data dir)', `ready after ${f.restarted_after_ms} ms (${f.owned_runs} runs open)`]);
+  else if (f) {
     rows.push(['failover after SIGKILL (first / last takeover)', `${ms(f.first_takeover_ms)} / ${ms(f.last_takeover_ms)} (instance ${f.instance}, ${f.owned_runs} runs open there, ${f.takeovers} taken over, restarted after ${f.restarted_after_ms} ms)`]);
   }
   if (report.failover || report.resumed_past_decisions > 0) rows.push(['runs resumed past a decided pause (log frame)', String(report.resumed_past_decisions)]);
@@ -40,7 +41,7 @@ export function formatReport(report: SoakReport, perKind = 50): string {
   rows.push(['instances RSS, MB (ready / all paused / end)', `${rss.started.join(', ')} / ${rss.paused.join(', ')} / ${rss.end.join(', ')}`]);
   rows.push(['instance RSS growth per paused run', `${perRun} KB (harness RSS ${harness} MB)`]);
   const width = Math.max(...rows.map(([label]) => label.length));
-  const title = `stepwise soak: seed ${report.seed}, ${(report.duration_ms / 1000).toFixed(1)} s${report.stopped_early ? `, STOPPED EARLY: ${report.stopped_early}` : ''}`;
+  const title = `stepwise soak (${report.store}): seed ${report.seed}, ${(report.duration_ms / 1000).toFixed(1)} s${report.stopped_early ? `, STOPPED EARLY: ${report.stopped_early}` : ''}`;
   const table = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');
   return [title, table, formatViolations(report.violations, perKind), report.dir ? `kept: ${report.dir}` : ''].filter(Boolean).join('\n');
 }

@@ -8,9 +8,10 @@ import type { Rng } from './rng.js';
 
 /**
  * The service under soak: a redis-server of its own and N `stepwise serve --store redis` processes on
- * it, all started here and stopped here by PID. What the harness knows of ownership comes from outside:
- * the instance a run was started on owns it until a `cluster: took over the run of <conv_id>` line on
- * another instance's stdout says otherwise.
+ * it, or one `stepwise serve --store sqlite` process on a data dir of its own; all started here and
+ * stopped here by PID. What the harness knows of ownership comes from outside: the instance a run was
+ * started on owns it until a `cluster: took over the run of <conv_id>` line on another instance's
+ * stdout says otherwise (with SQLite, the one instance owns every run, again once it restarted).
  */
 export interface Instance {
   readonly index: number;
@@ -27,7 +28,10 @@ export interface Takeover {
 }
 
 export interface Service {
-  readonly redis: RedisServer;
+  /** Undefined with the SQLite store. */
+  readonly redis: RedisServer | undefined;
+  /** Where the store is: Redis's URL, or the SQLite data dir. */
+  readonly storeAt: string;
   readonly instances: readonly Instance[];
   /** Who owns each conversation as far as the harness can tell; undefined: not known (after a kill). */
   readonly owners: Map<string, number | undefined>;
@@ -41,12 +45,13 @@ export interface Service {
   readonly pids: readonly number[][];
   /** SIGKILL by PID; resolves once the process is gone. */
   kill(index: number): Promise<void>;
-  /** Starts a killed instance again with the same flags (a new port). */
+  /** Starts a killed instance again with the same flags (a new port; with SQLite, the same data dir). */
   restart(index: number): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface ServiceConfig {
+  readonly store: 'redis' | 'sqlite';
   readonly dir: string;
   readonly fixtures: Fixtures;
   readonly instances: number;
@@ -61,12 +66,14 @@ const TAKEOVER = /cluster: took over the run of ([A-Za-z0-9_-]+)/;
 
 export async function startService(config: ServiceConfig): Promise<Service> {
   ensureBuilt();
-  const redis = await startRedisServer();
+  const redis = config.store === 'redis' ? await startRedisServer() : undefined;
+  const dataDir = join(config.dir, 'data');
   const owners = new Map<string, number | undefined>();
   const takeovers: Takeover[] = [];
   let stderrLines = 0;
+  const storeFlags = redis ? ['--store', 'redis', '--redis-url', redis.url, '--lease-ms', String(config.leaseMs)] : ['--store', 'sqlite', '--data-dir', dataDir];
   const flags = [
-    '--port', '0', '--debug', '--store', 'redis', '--redis-url', redis.url, '--lease-ms', String(config.leaseMs),
+    '--port', '0', '--debug', ...storeFlags,
     '--engine', 'scripted', '--script', config.fixtures.script, '--tools', config.fixtures.tools,
     '--pause-timeout-ms', String(PAUSE_TIMEOUT_MS),
   ];
@@ -98,7 +105,7 @@ export async function startService(config: ServiceConfig): Promise<Service> {
   const failed = launched.find((result) => result.status === 'rejected');
   if (failed) {
     for (const result of launched) if (result.status === 'fulfilled') await result.value.stop('SIGKILL');
-    await redis.remove();
+    await redis?.remove();
     throw failed.reason;
   }
   launched.forEach((result, index) => {
@@ -109,7 +116,7 @@ export async function startService(config: ServiceConfig): Promise<Service> {
   const live = (): Instance[] => instances.filter((instance) => instance.server !== undefined);
   // Should the harness itself die (an uncaught error, process.exit), its processes must not outlive it.
   const killOnExit = (): void => {
-    for (const pid of [...instances.map((instance) => instance.server?.process.pid), redis.pid]) {
+    for (const pid of [...instances.map((instance) => instance.server?.process.pid), redis?.pid]) {
       if (pid === undefined) continue;
       try {
         process.kill(pid, 'SIGKILL');
@@ -121,6 +128,7 @@ export async function startService(config: ServiceConfig): Promise<Service> {
   process.on('exit', killOnExit);
   return {
     redis,
+    storeAt: redis ? redis.url : dataDir,
     instances,
     owners,
     takeovers,
@@ -134,7 +142,9 @@ export async function startService(config: ServiceConfig): Promise<Service> {
         const others = candidates.filter((instance) => !except.slice(0, kept).includes(instance.index));
         if (others.length > 0) return others[Math.floor(config.rng() * others.length)] as Instance;
       }
-      // Every instance dead at once never happens in a soak (one kill at a time); say so if it does.
+      // The one instance of a SQLite store, while it restarts: its requests are refused and retried.
+      if (instances.length === 1) return instances[0] as Instance;
+      // Every instance of a service dead at once never happens in a soak (one kill at a time); say so if it does.
       throw new Error('soak: no live instance');
     },
     kill: async (index) => {
@@ -148,6 +158,8 @@ export async function startService(config: ServiceConfig): Promise<Service> {
       const instance = instances[index] as Instance;
       const server = await launch(index);
       Object.assign(instance, { server, base: server.base, wsBase: server.wsBase });
+      // A SQLite store's one instance recovers every run it had: nobody else could take one over.
+      if (!redis) for (const [convId, owner] of owners) if (owner === undefined) owners.set(convId, index);
     },
     stop: async () => {
       process.off('exit', killOnExit);
@@ -156,7 +168,7 @@ export async function startService(config: ServiceConfig): Promise<Service> {
         instance.server = undefined;
         await server?.stop('SIGKILL');
       }));
-      await redis.remove();
+      await redis?.remove();
     },
   };
 }

@@ -6,9 +6,15 @@ import type { SoakMemory } from './memory.js';
  */
 
 export interface SoakOptions {
+  /**
+   * `redis` (default): a service of `instances` processes on one redis-server. `sqlite`: one `serve
+   * --store sqlite` process on a data dir of its own (the default store), whose kill is followed by a
+   * restart on the same dir at once, as a supervisor does; observers then watch from the owner itself.
+   */
+  readonly store?: 'redis' | 'sqlite';
   /** Conversations, one run each, round-robin over the instances. Default 1000. */
   readonly runs?: number;
-  /** `serve` processes on the one Redis. Default 3. */
+  /** `serve` processes on the one Redis. Default 3; always 1 with `store: 'sqlite'`. */
   readonly instances?: number;
   /** Concurrent operators answering pauses. Default 50. */
   readonly operators?: number;
@@ -82,6 +88,7 @@ export interface FailoverSummary {
 }
 
 export interface SoakReport {
+  readonly store: 'redis' | 'sqlite';
   readonly runs: number;
   readonly instances: number;
   readonly seed: number;
@@ -123,6 +130,7 @@ export interface SoakReport {
 type Defaulted = Required<Omit<SoakOptions, 'timeoutMs' | 'seed' | 'log' | 'signal'>>;
 
 export const SOAK_DEFAULTS: Readonly<Defaulted> = Object.freeze({
+  store: 'redis',
   runs: 1000,
   instances: 3,
   operators: 50,
@@ -141,12 +149,16 @@ export type ResolvedSoakOptions = Readonly<Defaulted> & { readonly timeoutMs: nu
 
 /** Defaults filled in; bad values fail here, naming the option. */
 export function resolveSoakOptions(options: SoakOptions): ResolvedSoakOptions {
-  const merged = { ...SOAK_DEFAULTS, ...stripUndefined(options) };
+  const given = { ...SOAK_DEFAULTS, ...stripUndefined(options) };
+  if (given.store !== 'redis' && given.store !== 'sqlite') throw new RangeError(`soak: store must be "redis" or "sqlite", got "${String(given.store)}"`);
+  if (given.store === 'sqlite' && given.redisRestart) throw new RangeError('soak: redisRestart needs store "redis"');
+  if (given.store === 'sqlite' && options.instances !== undefined && options.instances !== 1) throw new RangeError('soak: a SQLite data dir has one instance');
+  const merged = given.store === 'sqlite' ? { ...given, instances: 1 } : given;
   const positive = ['runs', 'instances', 'operators', 'leaseMs', 'runEndTimeoutMs'] as const;
   for (const name of positive) {
     if (!Number.isInteger(merged[name]) || merged[name] < 1) throw new RangeError(`soak: ${name} must be a positive integer, got ${merged[name]}`);
   }
-  if (merged.instances < 2) throw new RangeError('soak: instances must be at least 2 (observers watch from a non-owner)');
+  if (merged.store === 'redis' && merged.instances < 2) throw new RangeError('soak: instances must be at least 2 (observers watch from a non-owner)');
   if (!(merged.raceRate >= 0 && merged.raceRate <= 1)) throw new RangeError(`soak: raceRate must be within 0..1, got ${merged.raceRate}`);
   return {
     ...merged,
