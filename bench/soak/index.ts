@@ -21,9 +21,10 @@ export { formatReport } from './report.js';
 
 /**
  * The soak of issue 21: a real service (redis-server and `stepwise serve --store redis` processes, or
- * one `stepwise serve --store sqlite` process) driven only through its wire protocol (docs/protocol.md). N runs in step mode, operators deciding
- * every pause on random instances, WebSocket observers on non-owners, optional faults; then every
- * promise checked from outside. Every process it started is stopped, by PID, before it returns.
+ * one `stepwise serve --store sqlite` process) driven only through its wire protocol (docs/protocol.md).
+ * N runs in step mode, operators deciding every pause on random instances, WebSocket observers on
+ * non-owners, optional faults; then every promise checked from outside. Every process it started is
+ * stopped, by PID, before it returns.
  */
 export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const o = resolveSoakOptions(options);
