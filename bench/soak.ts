@@ -33,10 +33,9 @@ function parseOptions(argv: readonly string[]): { options: SoakOptions; report?:
     if (!Number.isFinite(value)) throw new RangeError(`--${name} must be a number, got "${text}"`);
     return value;
   };
-  const store = values.store;
-  if (store !== undefined && store !== 'redis' && store !== 'sqlite') throw new RangeError(`--store must be redis or sqlite, got "${store}"`);
   const options: SoakOptions = {
-    store, runs: num('runs'), instances: num('instances'), operators: num('operators'), observers: num('observers'),
+    // Checked with the other options (resolveSoakOptions).
+    store: values.store as SoakOptions['store'], runs: num('runs'), instances: num('instances'), operators: num('operators'), observers: num('observers'),
     kill: values.kill, redisRestart: values['redis-restart'], redisDownMs: num('redis-down-ms'), leaseMs: num('lease-ms'),
     toolMs: num('tool-ms'), raceRate: num('race-rate'), runEndTimeoutMs: num('run-end-timeout-ms'), timeoutMs: num('timeout-ms'),
     seed: num('seed'), keepDir: values['keep-dir'],
@@ -60,6 +59,6 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   // A bad flag is told with the usage; anything else is a bug of the harness, told with its stack.
   const badFlag = error instanceof RangeError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
-  console.error(badFlag ? `soak: ${(error as Error).message}\n${USAGE}` : `soak: ${(error as Error).stack ?? String(error)}`);
+  console.error(badFlag ? `soak: ${(error as Error).message.replace(/^soak: /, '')}\n${USAGE}` : `soak: ${(error as Error).stack ?? String(error)}`);
   process.exitCode = 2;
 });
