@@ -1,5 +1,6 @@
 import { catchError, concatMap, defer, map, of, reduce, type Observable, type OperatorFunction } from 'rxjs';
-import type { ToolCallBlock } from '../core/turns.js';
+import { boundsProblem } from '../core/json-bounds.js';
+import type { Block, ToolCallBlock } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { eventFrom } from '../streams/events.js';
 import { endWith, engineOf, hasEnded, registryOf, withAnswer, type LoopPorts, type LoopState } from './loop-state.js';
@@ -54,7 +55,7 @@ export function inferOnce(ports: InferencePorts, state: LoopState): Observable<L
     };
     // Unsubscribing (cancellation) unsubscribes the engine, which aborts its request.
     return engine.infer(request).pipe(
-      reduce(foldAnswer(ports, run, message), emptyAnswer()),
+      reduce(foldAnswer(ports, state, message), emptyAnswer()),
       map((answer) => answered(ports, state, answer, startedAt, message)),
     );
   }).pipe(
@@ -72,15 +73,43 @@ interface Answer {
   reasoningOpen: boolean;
   readonly calls: ToolCallBlock[];
   finished?: Extract<EngineEvent, { type: 'finished' }>;
+  /** Calls refused as they came (see `refusalOf`): their `tool_use` errors follow the answer. */
+  refused?: { readonly id: string; readonly name: string; readonly error: string }[];
 }
 
 const emptyAnswer = (): Answer => ({ text: '', reasoning: '', reasoningOpen: false, calls: [] });
 
-/** Whether the answer has a call with this id already: a short scan, where a Set per inference cost 0.2 KB a step (`loop_step`). */
-function hasCall(answer: Answer, id: string): boolean {
+/**
+ * Whether the answer or the turn so far has a call with this id already: a short scan, where a Set per
+ * inference cost heap every step. A turn's `tool_use` blocks are matched to calls by id, so a model
+ * repeating an id of an earlier step would otherwise answer its new call with the old result.
+ */
+function hasCall(answer: Answer, blocks: readonly Block[], id: string): boolean {
   for (const call of answer.calls) if (call.payload.id === id) return true;
+  for (const block of blocks) if (block.kind === 'tool_call' && block.payload.id === id) return true;
   return false;
 }
+
+/**
+ * A provider's call id, when it is one a transcript can carry. Decisions key their edits, answers and
+ * digests by call id: an id that names a property every object has would be read from its prototype.
+ */
+const isUsableId = (id: unknown): id is string => typeof id === 'string' && id.length > 0 && id.length <= MAX_CALL_ID_LENGTH && !(id in Object.prototype);
+const MAX_CALL_ID_LENGTH = 256;
+
+/**
+ * Why the model's arguments are refused where they enter (docs/protocol.md, Untrusted input), if they
+ * are: past this point digests, validation, the store and the wire walk them. A refused call gets a
+ * `tool_use` error the model sees, never a pause, and nothing runs.
+ */
+function refusalOf(args: unknown): string | undefined {
+  const problem = boundsProblem(args, { maxChars: MAX_ARGS_CHARS });
+  return problem === 'too_deep' ? ARGS_TOO_DEEP : problem === 'too_large' ? ARGS_TOO_LARGE : undefined;
+}
+/** As much text as a request body may hold: what a client may not send, a model may not either. */
+const MAX_ARGS_CHARS = 1024 * 1024;
+export const ARGS_TOO_DEEP = 'arguments nested too deeply';
+export const ARGS_TOO_LARGE = 'arguments too large';
 
 function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: Answer, message: string): void {
   if (!answer.reasoningOpen) return;
@@ -89,8 +118,9 @@ function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: An
 }
 
 /** Adds one engine event to the answer and publishes what it says, with the text so far. */
-function foldAnswer(ports: InferencePorts, run: LoopState['run'], message: string) {
+function foldAnswer(ports: InferencePorts, state: LoopState, message: string) {
   const { publish, scheduler, ids } = ports;
+  const { run } = state;
   return (answer: Answer, event: EngineEvent): Answer => {
     if (event.type !== 'reasoning-delta') closeReasoning(ports, run, answer, message);
     switch (event.type) {
@@ -110,9 +140,14 @@ function foldAnswer(ports: InferencePorts, run: LoopState['run'], message: strin
       }
       case 'tool-call': {
         // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
-        const id = event.id && !hasCall(answer, event.id) ? event.id : ids.next('call');
-        answer.calls.push({ id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args: event.args } });
-        publish(eventFrom('tool-call-requested', run, scheduler.now(), { tool_call_id: id, name: event.name, args: event.args }));
+        const id = isUsableId(event.id) && !hasCall(answer, state.blocks, event.id) ? event.id : ids.next('call');
+        const refused = refusalOf(event.args);
+        // Arguments refused are not kept: nothing past this point may walk them.
+        const args = refused ? {} : event.args;
+        const block: ToolCallBlock = { id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args } };
+        answer.calls.push(refused ? { ...block, metadata: { refused } } : block);
+        if (refused) (answer.refused ??= []).push({ id, name: event.name, error: refused });
+        publish(eventFrom('tool-call-requested', run, scheduler.now(), { tool_call_id: id, name: event.name, args }));
         break;
       }
       case 'finished':
@@ -143,8 +178,22 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
   if (reasoning) blocks.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
   if (text) blocks.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });
   for (const call of answer.calls) blocks.push(call);
+  if (answer.refused) for (const refusal of answer.refused) blocks.push(refusedUse(ports, run, refusal, now, state.iteration + 1));
   return withAnswer(state, blocks);
 }
+
+/**
+ * A refused call's result, published as an executed call's is: it ends the call, and the model sees why.
+ * It says which inference refused it: after one whose every call was, the loop goes on (`refusedBy`).
+ */
+function refusedUse(ports: InferencePorts, run: LoopState['run'], { id, name, error }: NonNullable<Answer['refused']>[number], at: number, iteration: number): Block {
+  ports.publish(eventFrom('tool-result', run, at, { tool_call_id: id, name, result: null, error }));
+  ports.publish(eventFrom('tool-execution-finished', run, at, { tool_call_id: id, name }));
+  return { id: `${id}:use`, kind: 'tool_use', role: 'tool', payload: { id, result: null, error }, metadata: { refused_by_inference: iteration } };
+}
+
+/** Whether the turn ends with calls the inference that made `state` refused as they came (see `refusalOf`). */
+export const endsWithRefusals = (state: LoopState): boolean => state.blocks[state.blocks.length - 1]?.metadata?.['refused_by_inference'] === state.iteration;
 
 function failed(ports: InferencePorts, state: LoopState, error: unknown, messageId: string): LoopState {
   const message = error instanceof Error ? error.message : String(error);

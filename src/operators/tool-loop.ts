@@ -1,7 +1,7 @@
 import { catchError, concat, concatMap, defer, EMPTY, expand, of, queueScheduler, subscribeOn, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import { toolsPhase } from './execute-tools.js';
-import { inferOnce } from './inference.js';
+import { endsWithRefusals, inferOnce } from './inference.js';
 import { endWith, hasEnded, registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
 import { pauseAt } from './pause-point.js';
 import { hasBreakpointTool } from './pause-rules.js';
@@ -82,8 +82,12 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     const calls = phase === 'after_inference' || phase === 'tools' ? pendingToolCalls(state.blocks) : NO_CALLS;
     // A tool's own breakpoint pauses even with step mode off (one registry lookup per call otherwise).
     if (phase === 'tools' && state.next === 'after_inference' && hasBreakpointTool(registryOf(ports, context), calls)) phase = 'after_inference';
-    // Right after an inference that asked for no tool, the run is complete (no pause).
-    if (state.next === 'after_inference' && calls.length === 0) return of(endWith(state, { status: 'completed' }));
+    // Right after an inference that asked for no tool, the run is complete (no pause). One whose every
+    // call was refused as it came (inference.ts) goes on: the model sees why, with no pause and no tool.
+    if (state.next === 'after_inference' && calls.length === 0) {
+      if (!endsWithRefusals(state)) return of(endWith(state, { status: 'completed' }));
+      phase = 'inference';
+    }
     if (phase === 'inference' && state.iteration >= (context.maxIterations ?? maxIterations)) {
       return of(endWith(state, { status: 'max_iterations' }));
     }

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
+import { isTextTooDeep, TOO_DEEP, TOO_DEEP_MESSAGE } from '../core/json-bounds.js';
 import { StoreError } from '../core/store-errors.js';
 import { requireCaller, type TokenTable } from './auth.js';
 import type { ServerContext } from './context.js';
@@ -63,7 +64,8 @@ export function buildRouter(context: ServerContext, tokens: TokenTable, options:
     res.redirect(301, `${path}/${query}`);
   });
   router.use(['/chat', '/conversations', '/hydrate', '/debug', '/profiles', '/tools', '/grants', '/pauses', '/ag-ui', '/ai-sdk'], requireCaller(tokens));
-  router.use(loadExpress().json({ limit: BODY_LIMIT }));
+  // Depth is checked on the raw text, before parsing and every other check (docs/protocol.md, Untrusted input).
+  router.use(loadExpress().json({ limit: BODY_LIMIT, verify: refuseTooDeep }));
   const store = options.store ?? context.stepwise.store;
   router.use(chatRoutes(context), conversationRoutes(context), decisionRoutes(context, store), debugRoutes(context), profileRoutes(context));
   router.use(forkRoutes(context), inferenceRoutes(context, context.stepwise.inferences), toolRoutes(context, options.toolSources ?? new Map()), grantRoutes(context));
@@ -96,6 +98,11 @@ const splitQuery = (url: string): [string, string] => {
   return at === -1 ? [url, ''] : [url.slice(0, at), url.slice(at)];
 };
 
+/** body-parser's `verify`: a body nested too deeply is refused before it is parsed. */
+function refuseTooDeep(_req: unknown, _res: unknown, body: Buffer): void {
+  if (isTextTooDeep(body)) throw Object.assign(new Error(TOO_DEEP_MESSAGE), { type: TOO_DEEP });
+}
+
 function errorHandler(onError: ((error: unknown) => void) | undefined) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     sendError(res, toHttpError(error, onError));
@@ -109,6 +116,7 @@ function toHttpError(error: unknown, onError: ((error: unknown) => void) | undef
   const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return new HttpError(413, 'payload_too_large', `the body is over ${BODY_LIMIT} bytes`);
   if (type === 'entity.parse.failed') return new HttpError(400, 'invalid_json', 'the body is not valid JSON');
+  if (type === TOO_DEEP) return new HttpError(400, TOO_DEEP, `the body is ${TOO_DEEP_MESSAGE}`);
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new HttpError(status, 'bad_request', error instanceof Error ? error.message : 'bad request');
   }

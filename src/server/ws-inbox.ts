@@ -1,4 +1,5 @@
 import type { WebSocket } from 'ws';
+import { isTextTooDeep, TOO_DEEP } from '../core/json-bounds.js';
 import { isPing } from './ws-control.js';
 
 export interface InboxConfig {
@@ -15,6 +16,8 @@ const DEFAULT_INBOX_CONFIG = Object.freeze({ maxMessagesPerSecond: 50 });
 
 /** docs/protocol.md "WebSocket": a binary message (RFC 6455 names 1003 for data an endpoint does not accept). */
 export const CLOSE_UNSUPPORTED_DATA = 1003;
+/** docs/protocol.md "WebSocket": a message nested deeper than the protocol allows (RFC 6455: data inconsistent with its type). */
+export const CLOSE_INVALID_DATA = 1007;
 /** docs/protocol.md "WebSocket": more messages a second than the server allows. */
 export const CLOSE_POLICY_VIOLATION = 1008;
 
@@ -53,6 +56,8 @@ export function createInboxFactory(config: InboxConfig = {}): Inbox {
     ws.on('message', (data, isBinary) => {
       if (!isAllowed()) return;
       if (isBinary) ws.close(CLOSE_UNSUPPORTED_DATA, 'binary messages are not part of the protocol');
+      // Refused before it is read any further (docs/protocol.md, Untrusted input), as a body is with 400.
+      else if (isTextTooDeep(data as Buffer)) ws.close(CLOSE_INVALID_DATA, TOO_DEEP);
       else if (isPing(data.toString())) pong();
     });
   };

@@ -61,6 +61,7 @@ export function createRuntimeController(
       onResolved,
       committed$: (convId) => store.committed$(convId),
       hibernate,
+      ...(config.onFrameError === undefined ? {} : { onError: config.onFrameError }),
       // A durable store's commits settle on later tasks of the real clock (never a virtual one): a run
       // it resumes is handed back on one too, after the command that resumed it has answered.
       ...(store.durable ? { resumeScheduler: immediateScheduler } : {}),

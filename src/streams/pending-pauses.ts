@@ -4,7 +4,7 @@ import { bindResolution } from './bound-decisions.js';
 import type { DeadlineIndex } from './deadline-index.js';
 import type { DueQueue } from './due-queue.js';
 import { eventFrom, type PauseInfo } from './events.js';
-import { decide, reasonOf, StepCommandError, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
+import { decide, reasonOf, StepCommandError, tooDeep, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
 import { decideAnswers, schemaAnswerValidator, type AnswerValidator } from './answer-decision.js';
 import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
 
@@ -69,8 +69,23 @@ export function settle(book: PauseBook, entry: PendingPause, resolution: PauseRe
   hibernations.delete(info.pause_id);
   resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
   if (resolved.size > book.resolvedMemory) resolved.delete(resolved.keys().next().value as string);
-  ports.onResolved?.(resolution);
-  ports.publish(eventFrom('resumed', info, book.scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM }));
+  // Each step is total (docs/protocol.md, Untrusted input): a resolution may run in a deadline's timer,
+  // where a throw would end the process; a store that refuses the record fails that commit, seen below.
+  guarded(book, () => ports.onResolved?.(resolution));
+  guarded(book, () => ports.publish(eventFrom('resumed', info, book.scheduler.now(), { pause_id: info.pause_id, reason: resolution.reason, by: resolution.by ?? SYSTEM })));
+}
+
+/** Runs `work`, telling the controller's `onError` port what it threw instead of throwing it. */
+export function guarded(book: PauseBook, work: () => void): void {
+  try {
+    work();
+  } catch (error) {
+    try {
+      book.ports.onError?.(error);
+    } catch {
+      // A reporter that throws has nothing left to tell.
+    }
+  }
 }
 
 function timeoutDecision(timeoutAction: TimeoutAction): PauseDecision {
@@ -146,13 +161,14 @@ function schedulePause(book: PauseBook, info: PauseInfo, now: number): void {
 /** A pause's deadline passed: it resolves with the timeout action. */
 export function deadlinePassed(book: PauseBook, pauseId: string): void {
   const entry = book.pendingById.get(pauseId);
-  entry?.resolve({ pause: entry.info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM });
+  // In a timer: nothing it does may throw out of it.
+  if (entry) guarded(book, () => entry.resolve({ pause: entry.info, reason: 'timeout', decision: timeoutDecision(book.timeoutAction), by: SYSTEM }));
 }
 
 /** A resident pause has waited `hibernateAfterMs`: the hibernate port is told of it. */
 export function hibernationDue(book: PauseBook, pauseId: string): void {
   const entry = book.pendingById.get(pauseId);
-  if (entry) book.ports.hibernate?.(entry.info);
+  if (entry) guarded(book, () => book.ports.hibernate?.(entry.info));
 }
 
 /** What a command is checked against at a pause: edited arguments, answers, and the results an edit replaces. */
@@ -173,7 +189,14 @@ export interface PauseChecks {
 export function handBack(book: PauseBook, info: PauseInfo, work: () => void): Subscription {
   const held = new Subscription();
   const go = (): void => held.add(book.resumeScheduler.schedule(work));
-  const committed$ = book.ports.committed$?.(info.conv_id);
+  let committed$: Observable<never> | undefined;
+  try {
+    committed$ = book.ports.committed$?.(info.conv_id);
+  } catch (error) {
+    guarded(book, () => {
+      throw error;
+    });
+  }
   if (committed$) held.add(committed$.subscribe({ complete: go, error: go }));
   else go();
   return held;
@@ -193,9 +216,10 @@ export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResul
     return { ok: false, error };
   }
   const decision =
-    command.action === 'answer'
+    tooDeep(command) ??
+    (command.action === 'answer'
       ? decideAnswers(entry.info, command, entry.validateAnswer ?? schemaAnswerValidator(entry.info))
-      : decide(entry.info, command, entry.validateEdit, entry.results);
+      : decide(entry.info, command, entry.validateEdit, entry.results));
   if (decision instanceof StepCommandError) return { ok: false, error: decision };
   entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
   return { ok: true, pause: entry.info };

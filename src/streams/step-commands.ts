@@ -1,3 +1,4 @@
+import { boundsProblem, MAX_JSON_DEPTH, TOO_DEEP, TOO_DEEP_MESSAGE } from '../core/json-bounds.js';
 import type { PauseDecision, ResultEdit } from '../core/pauses.js';
 import type { PauseInfo, ResumeReason } from './events.js';
 
@@ -118,6 +119,21 @@ function decideResults(command: ContinueCommand, originals: Readonly<Record<stri
     return new StepCommandError('invalid_arguments', `edited results must be JSON values: ${notJson.join(', ')}`, { results: notJson });
   }
   return { action: 'edit', edits: {}, results };
+}
+
+/**
+ * A command whose values nest deeper than anything downstream may walk (docs/protocol.md, Untrusted
+ * input): refused before it is checked further. The HTTP API refuses such a body before it is parsed;
+ * this is for commands from the library and the other ports.
+ */
+export function tooDeep(command: Pick<ContinueCommand, 'edits' | 'results' | 'answers'>): StepCommandError | undefined {
+  for (const field of ['edits', 'results', 'answers'] as const) {
+    const values = command[field];
+    if (values !== undefined && boundsProblem(values, { maxDepth: MAX_JSON_DEPTH + 1 }) !== undefined) {
+      return new StepCommandError('invalid_arguments', `"${field}" ${TOO_DEEP_MESSAGE}`, { [field]: TOO_DEEP });
+    }
+  }
+  return undefined;
 }
 
 /** A JSON value: what a model can be shown and a store can keep (no undefined, functions, NaN, class instances or cycles). */

@@ -47,6 +47,11 @@ export interface StepControllerPorts {
   readonly committed$?: (convId: string) => Observable<never>;
   /** Told of a pause still pending `hibernateAfterMs` after it began; it may `hibernate` it. Default none. */
   readonly hibernate?: (pause: PauseInfo) => void;
+  /**
+   * Told of what a resolution's parts threw (a store that refused its record, a hibernation that
+   * failed): each is caught where it ran, in a timer or a command, and the pause still resolves. Default: ignored.
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** What the loop asks for at a pause point. */

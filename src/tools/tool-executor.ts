@@ -14,6 +14,7 @@ import {
 } from 'rxjs';
 import { argsDigest, ARGS_CHANGED } from '../core/args-digest.js';
 import { asJsonData } from '../core/json.js';
+import { boundsProblem } from '../core/json-bounds.js';
 import type { ToolCall } from '../core/turns.js';
 import type { Tool, ToolErrorPolicy } from './define-tool.js';
 import { invokeTool, type Invocation } from './invoke-tool.js';
@@ -81,6 +82,9 @@ function resultOf(invocation: Invocation): Observable<unknown> {
   return invocation.single ? invocation.output$ : invocation.output$.pipe(last(undefined, null));
 }
 
+/** The error of a call whose result is nested deeper than anything downstream may walk. */
+export const RESULT_TOO_DEEP = 'result nested too deeply';
+
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** What every call of one executor shares: its tools, its checked settings and its clock. */
@@ -140,13 +144,18 @@ type Finisher = (result: unknown, error?: unknown) => ToolProgress;
 function finisherOf(scheduler: SchedulerLike, call: ToolCall, startedAt: number, policy: ToolErrorPolicy): Finisher {
   return (result, error) => {
     const at = scheduler.now();
+    const data = result === undefined ? null : asJsonData(result);
+    // Only a value that was not plain JSON within a few levels is converted, and only it can be too
+    // deep for the store and the wire (docs/protocol.md, Untrusted input): the model sees an error instead.
+    const refused = data !== result && boundsProblem(data) === 'too_deep';
+    const failure = refused ? RESULT_TOO_DEEP : error === undefined ? undefined : messageOf(error);
     return {
       type: 'finished',
       outcome: {
         tool_call_id: call.id,
         name: call.name,
-        result: result === undefined ? null : asJsonData(result),
-        ...(error === undefined ? {} : { error: messageOf(error) }),
+        result: refused ? null : data,
+        ...(failure === undefined ? {} : { error: failure }),
         duration_ms: at - startedAt,
         abortsRun: error !== undefined && policy === 'abort',
       },

@@ -142,4 +142,48 @@ describe('inference with a misbehaving engine', () => {
     expect(result?.status).toBe('failed');
     expect(labels.at(-1)).toBe('run-ended:failed');
   });
+
+  it('should refuse tool arguments nested deeper than 128 levels where they enter, with a tool error the model sees and no pause', marbles((m) => {
+    // Built iteratively: 3 000 levels, as a hostile model emits them.
+    let deep: unknown = 1;
+    for (let level = 0; level < 3000; level += 1) deep = { a: deep };
+    const rt = createTestRuntime({
+      responses: [
+        { tool_calls: [{ id: 'call_deep', name: 'echo', arguments: deep as Record<string, unknown> }] },
+        { text: 'sorry' },
+      ],
+      stepMode: true,
+    });
+    const labels: string[] = [];
+    rt.labels$().subscribe((label) => labels.push(label));
+    let result: RunResult | undefined;
+    m.scheduler.schedule(() => rt.session.start({ prompt: 'hi' }).result$.subscribe((r) => (result = r)), 0);
+    m.flush();
+    // Nothing paused and nothing ran; the model was asked again and the run completed.
+    expect(labels.filter((label) => /^(paused|tool-execution-started)/.test(label))).toEqual([]);
+    expect(rt.tool.calls).toEqual([]);
+    expect(result?.status).toBe('completed');
+    const blocks = result?.turn.blocks ?? [];
+    expect(blocks.map((block) => block.kind)).toEqual(['user', 'tool_call', 'tool_use', 'llm_text']);
+    expect(blocks[1]?.payload).toEqual({ id: 'call_deep', name: 'echo', args: {} });
+    expect(blocks[2]?.payload).toEqual({ id: 'call_deep', result: null, error: 'arguments nested too deeply' });
+  }));
+
+  it('should give a call whose id repeats one of an earlier step of the turn, or names a property of every object, an id of its own', () => {
+    const rt = createTestRuntime({
+      responses: [
+        { tool_calls: [{ id: 'same', name: 'echo', arguments: { text: 'a' } }] },
+        { tool_calls: [{ id: 'same', name: 'echo', arguments: { text: 'b' } }, { id: '__proto__', name: 'echo', arguments: { text: 'c' } }] },
+        { text: 'done' },
+      ],
+    });
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'hi' }).result$.subscribe((r) => (result = r));
+    const calls = (result?.turn.blocks ?? []).filter((block) => block.kind === 'tool_call').map((block) => (block.payload as { id: string }).id);
+    expect(calls[0]).toBe('same');
+    expect(new Set(calls).size).toBe(3);
+    expect(calls.slice(1)).not.toContain('__proto__');
+    // Every call ran and has its own result.
+    expect(rt.tool.calls).toHaveLength(3);
+  });
 });

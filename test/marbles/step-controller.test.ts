@@ -233,4 +233,32 @@ describe('createStepController', () => {
     expect(() => setup({ pauseTimeoutMs: -1 })).toThrow(/pauseTimeoutMs/);
     expect(() => setup({ timeoutAction: 'explode' as never })).toThrow(/timeoutAction/);
   });
+
+  it('should resolve a pause at its deadline even when recording or publishing the resolution throws, telling onError', marbles((m) => {
+    const errors: unknown[] = [];
+    const controller = createStepController(
+      {
+        ids: createSequentialIds(),
+        scheduler: m.scheduler,
+        resumeScheduler: m.scheduler,
+        publish: (event) => {
+          if (event.type === 'resumed') throw new RangeError('Maximum call stack size exceeded');
+        },
+        onResolved: () => {
+          throw new Error('the store refused the record');
+        },
+        onError: (error) => errors.push((error as Error).message),
+      },
+      { pauseTimeoutMs: 30 },
+    );
+    const { request } = setup();
+    // A deep `input` the digest could not take once: the deadline's timer threw out of the process.
+    let deep: unknown = 1;
+    for (let level = 0; level < 20_000; level += 1) deep = [deep];
+    const pause$ = controller.pause(request('s1', { tool_calls: [{ id: 'call_1', name: 'echo', input: deep }] })).pipe(reasonOf);
+    m.expect(pause$).toBeObservable('30ms (t|)', { t: 'timeout' });
+    m.flush();
+    expect(errors).toEqual(['the store refused the record', 'Maximum call stack size exceeded']);
+    expect(controller.pending('s1')).toEqual([]);
+  }));
 });

@@ -1,0 +1,84 @@
+/**
+ * How deep and how large JSON may be where it enters (docs/protocol.md, Untrusted input): a request body,
+ * a WebSocket message, a model's tool arguments, a tool's result. Everything past the entry (digests,
+ * validation, the store, the wire) walks values recursively; bounding them here, before any other
+ * check, is what keeps one hostile value from overflowing the stack inside a timer or a store write.
+ * Both checks are loops with their own stack, never recursion: they must survive what they refuse.
+ */
+
+/** The most objects and arrays a value may sit inside (docs/protocol.md, Untrusted input). */
+export const MAX_JSON_DEPTH = 128;
+
+/** The error code and message of a refused value, the same at every entry. */
+export const TOO_DEEP = 'too_deep';
+export const TOO_DEEP_MESSAGE = `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
+
+/**
+ * Whether JSON text opens more than `limit` objects or arrays inside one another. A scan of the text
+ * (brackets outside strings), so it runs before the text is parsed and on text that will not parse.
+ */
+export function isTextTooDeep(text: string | Uint8Array, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  const length = text.length;
+  const isBytes = typeof text !== 'string';
+  for (let i = 0; i < length; i += 1) {
+    // UTF-8's multi-byte sequences never hold these ASCII codes, so bytes scan as characters do.
+    const code = isBytes ? (text[i] as number) : text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth -= 1;
+  }
+  return false;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+/** What is wrong with a value that entered, if anything. */
+export type BoundsProblem = 'too_deep' | 'too_large';
+
+export interface ValueBounds {
+  /** Objects and arrays a value may sit inside. Default `MAX_JSON_DEPTH`. */
+  readonly maxDepth?: number;
+  /** Characters of strings and keys in all, about the size of its JSON. Default unbounded. */
+  readonly maxChars?: number;
+}
+
+/**
+ * Whether a value (parsed JSON, or what a provider SDK or a tool handed over) is deeper or larger than
+ * its bounds; undefined when it is within them. A cycle is infinitely deep: refused, not walked forever.
+ */
+export function boundsProblem(value: unknown, bounds: ValueBounds = {}): BoundsProblem | undefined {
+  if (typeof value !== 'object' || value === null) return typeof value === 'string' && value.length > (bounds.maxChars ?? Infinity) ? 'too_large' : undefined;
+  const maxDepth = bounds.maxDepth ?? MAX_JSON_DEPTH;
+  const maxChars = bounds.maxChars ?? Number.POSITIVE_INFINITY;
+  let chars = 0;
+  // Containers still to open, each with how many containers it sits in (itself included).
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const node = stack.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > maxDepth) return 'too_deep';
+    const values = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
+    if (!Array.isArray(node)) for (const key of Object.keys(node)) chars += key.length;
+    for (const item of values) {
+      if (typeof item === 'string') chars += item.length;
+      else if (typeof item === 'object' && item !== null) {
+        stack.push(item);
+        depths.push(depth + 1);
+      }
+    }
+    if (chars > maxChars) return 'too_large';
+  }
+  return undefined;
+}
