@@ -37,7 +37,7 @@ export async function runWebhookBenchmarks(samples = SAMPLES): Promise<{ entries
   const responses = Array.from({ length: steps }, (_, i) => ({ text: `step ${i}`, tool_calls: [{ name: 'add', arguments: { a: i, b: 1 } }] }));
   const server = createServer({
     debug: true,
-    webhooks: { webhooks: [{ url, secret: SECRET }] },
+    webhooks: { webhooks: [{ url, secret: SECRET }], link_secret: 'bench-link-secret-0123456789' },
     runtime: { engine: createScriptedEngine({ responses: [...responses, { text: 'done' }] }), tools: [add], maxIterations: steps + 5, pauseTimeoutMs: 60_000 },
   });
   await new Promise<void>((resolve) => server.http.listen(0, '127.0.0.1', resolve));

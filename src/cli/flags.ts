@@ -74,10 +74,22 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'comma-separated browser origins also allowed on the WebSocket (* for any)',
   },
   {
+    name: 'allowed-hosts',
+    arg: 'LIST',
+    default: 'none: only localhost, 127.0.0.1 and [::1], on any port',
+    help: 'without auth tokens, comma-separated Host names (name or name:port, any case) also accepted; any other Host gets 403 host_not_allowed, against DNS rebinding (off with tokens)',
+  },
+  {
     name: 'webhooks',
     arg: 'FILE',
     default: 'none',
-    help: 'JSON {"webhooks": [{url, secret, events?}]}: pause (and resume) events POSTed, signed, with one-click links (docs/protocol.md, "Webhooks and signed links")',
+    help: 'JSON {"webhooks": [{url, secret, events?}], "link_secret"}: pause (and resume) events POSTed, signed, with one-click links signed with link_secret (required unless every webhook gets resume events only; docs/protocol.md, "Webhooks and signed links")',
+  },
+  {
+    name: 'webhook-max-attempts',
+    arg: 'N',
+    default: '20',
+    help: 'tries of one webhook event before it is given up, if the pause\'s deadline does not come first; a redirect counts as a failed try and is never followed',
   },
   { name: 'public-url', arg: 'URL', default: 'http://HOST:PORT as listening', help: 'the URL approvers reach this server at; signed links are made under it' },
   { name: 'insecure-no-auth', default: 'off', help: 'listen on a non-loopback host without auth tokens' },

@@ -32,8 +32,12 @@ export interface ServeOptions {
   readonly maxParallelTools: number;
   readonly authTokens?: string;
   readonly allowedOrigins: readonly string[];
+  /** `--allowed-hosts`: Host names accepted without tokens besides the loopback ones (docs/protocol.md, Browsers). */
+  readonly allowedHosts: readonly string[];
   /** `--webhooks FILE` (docs/protocol.md, Webhooks and signed links). */
   readonly webhooks?: string;
+  /** `--webhook-max-attempts`: tries of one webhook event. */
+  readonly webhookMaxAttempts: number;
   /** `--public-url`: where links point; absent, the listening address. */
   readonly publicUrl?: string;
   readonly insecureNoAuth: boolean;
@@ -103,7 +107,9 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     maxParallelTools: integer('--max-parallel-tools', text('max-parallel-tools'), 3, 1),
     ...optional('authTokens', text('auth-tokens')),
     allowedOrigins: (text('allowed-origins') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
+    allowedHosts: allowedHostsOf(text('allowed-hosts')),
     ...optional('webhooks', text('webhooks')),
+    webhookMaxAttempts: integer('--webhook-max-attempts', text('webhook-max-attempts'), 20, 1),
     ...optional('publicUrl', publicUrl),
     insecureNoAuth: on('insecure-no-auth'),
     store: store as StoreKind,
@@ -113,6 +119,14 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     ...(hibernateAfter === undefined ? {} : { hibernateAfterMs: integer('--hibernate-after-ms', hibernateAfter, 0, 0) }),
     ...(maxFrames === undefined ? {} : { maxFramesPerConversation: integer('--max-frames-per-conversation', maxFrames, 0, MIN_FRAMES_KEPT) }),
   };
+}
+
+/** `--allowed-hosts a.example,b.example:8080`, each entry a host name with or without a port. */
+function allowedHostsOf(list: string | undefined): string[] {
+  const hosts = (list ?? '').split(',').map((host) => host.trim()).filter((host) => host !== '');
+  const bad = hosts.find((host) => !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/.test(host));
+  if (bad !== undefined) throw new UsageError(`--allowed-hosts takes host names with or without :port, got "${bad}"`);
+  return hosts;
 }
 
 /** node:util's parseArgs messages, said in the CLI's words (they suggest `--` quoting, which never helps here). */

@@ -33,7 +33,7 @@ export async function serve(options: ServeOptions, env: Env): Promise<void> {
   };
   const server = createServer({
     ...serverOptionsOf(options, inputs, store, debug),
-    ...(webhooks ? { webhooks, onWebhookFailure: (line: string) => console.log(line) } : {}),
+    ...(webhooks ? { webhooks, onWebhookFailure: (line: string) => console.log(line), webhookMaxAttempts: options.webhookMaxAttempts } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
   // A server that dies while serving: the runs in progress hear of it (stderr already has).
@@ -78,6 +78,7 @@ function serverOptionsOf(options: ServeOptions, inputs: ServeInputs, store: Stor
     debug,
     tokens,
     allowedOrigins: options.allowedOrigins,
+    allowedHosts: options.allowedHosts,
     ...(profiles.length > 0 ? { profiles } : {}),
     toolSources: toolSourcesOf(options.tools ? inputs.ownTools : [], mcp?.servers ?? []),
     onError: (error) => console.error('stepwise: unexpected error:', error),

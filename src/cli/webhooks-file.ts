@@ -3,7 +3,8 @@ import { parseWebhooksConfig, type WebhooksConfig } from '../server/webhooks/web
 
 /**
  * `--webhooks FILE` (docs/protocol.md, Webhooks and signed links): `{webhooks: [{url, secret, events?}],
- * link_secret?}`. A refusal names the file and the offending fields, never a secret's value.
+ * link_secret?}`, `link_secret` required when a webhook gets pause events. A refusal names the file and
+ * the offending fields, never a secret's value.
  */
 export async function readWebhooksFile(path: string): Promise<WebhooksConfig> {
   let text: string;

@@ -20,7 +20,7 @@ const refusal = (status: number, code: string, message: string): Outcome => ({ s
  * `POST /a/<token>` decides, through the command port like `POST /debug/continue`, so it works on any
  * instance and the first decision wins. Every refusal is made before anything is sent: it changes nothing.
  */
-export function linkRoutes(context: ServerContext, signer: LinkSigner): Router {
+export function linkRoutes(context: ServerContext, signer: LinkSigner | undefined): Router {
   const express = loadExpress();
   const router = express.Router();
   router.use('/a', express.urlencoded({ extended: false, limit: '16kb' }), (_req, res, next) => {
@@ -60,10 +60,13 @@ export function linkRoutes(context: ServerContext, signer: LinkSigner): Router {
   return router;
 }
 
-/** The token's claims, or why it is refused: 401 when this service did not sign it, 403 once its pause's deadline passed. */
-function checked(signer: LinkSigner, token: string): LinkClaims | Outcome {
-  const claims = signer.verify(token);
-  if (!claims) return refusal(401, 'invalid_link', 'this link is not valid');
+/**
+ * The token's claims, or why it is refused: 403 `link_invalid` for any text but one this service
+ * signed, spelled as it signed it (without a link secret nothing is); 403 once its pause's deadline passed.
+ */
+function checked(signer: LinkSigner | undefined, token: string): LinkClaims | Outcome {
+  const claims = signer?.verify(token);
+  if (!claims) return refusal(403, 'link_invalid', 'this link is not valid');
   if (Date.now() > claims.deadline_ms) return refusal(403, 'link_expired', "this link expired at its pause's deadline");
   return claims;
 }

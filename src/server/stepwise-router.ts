@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { isTextTooDeep, TOO_DEEP, TOO_DEEP_MESSAGE } from '../core/json-bounds.js';
 import { StoreError } from '../core/store-errors.js';
 import { requireCaller, type TokenTable } from './auth.js';
+import { createHostGuard, denyFraming, requireAllowedHost } from './browser-guards.js';
 import type { ServerContext } from './context.js';
 import { HttpError, sendError, tryAgain } from './errors.js';
 import { chatRoutes } from './routes-chat.js';
@@ -54,6 +55,8 @@ const ROUTES: readonly (readonly [string, string])[] = [
 export function buildRouter(context: ServerContext, tokens: TokenTable, options: StepwiseServerOptions, webhooks: Webhooks | undefined): Router {
   const express = loadExpress();
   const router = express.Router();
+  // First, so that every reply, refusals and 404s included, carries them (docs/protocol.md, Browsers).
+  router.use(denyFraming(), requireAllowedHost(createHostGuard(tokens, options.allowedHosts)));
   router.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });

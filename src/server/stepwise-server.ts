@@ -14,7 +14,8 @@ import type { ToolSource } from './routes-tools.js';
 import { buildRouter } from './stepwise-router.js';
 import { createWsForwarder } from './ws-forwarder.js';
 import { createPausesSocket } from './ws-inbox-pauses.js';
-import { createUpgradeHandler } from './ws-upgrade.js';
+import { createUpgradeHandler, refuse } from './ws-upgrade.js';
+import { createHostGuard } from './browser-guards.js';
 import { createWebhooks } from './webhooks/webhooks.js';
 import type { WebhooksConfig } from './webhooks/webhooks-config.js';
 
@@ -26,6 +27,11 @@ export interface StepwiseServerOptions {
   readonly tokens?: TokenTable;
   /** Browser origins allowed on the WebSocket besides the server's own. Default none. */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * Without tokens, `Host` names (`name` or `name:port`) accepted besides `localhost`, `127.0.0.1` and
+   * `[::1]`; others get 403 `host_not_allowed` (docs/protocol.md, Browsers). Default none.
+   */
+  readonly allowedHosts?: readonly string[];
   /** A WebSocket client's send budget before it is closed with 1013. Default 8 MiB. */
   readonly maxClientBufferBytes?: number;
   /** Messages (pings, pongs) a WebSocket client may send a second before it is closed with 1008. Default 50. */
@@ -49,6 +55,8 @@ export interface StepwiseServerOptions {
   readonly publicUrl?: string;
   /** Told about each failed webhook try (a line without secrets), e.g. to log it. Default: nowhere. */
   readonly onWebhookFailure?: (message: string) => void;
+  /** Tries of one webhook event, the first included, before it is given up (if its deadline is not first). Default 20. */
+  readonly webhookMaxAttempts?: number;
 }
 
 export interface AttachOptions {
@@ -84,6 +92,8 @@ const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
  * the same on one process or on an instance of a service. `stepwise serve` is made of exactly this.
  */
 export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServerOptions = {}): StepwiseServer {
+  // First: a bad entry throws before anything is subscribed.
+  const hosts = createHostGuard(options.tokens ?? new Map(), options.allowedHosts);
   // Subscribed before any client, so it sees every committed frame first and in hub order.
   const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
   const handler = createCommandHandler(() => context, STEP_COMMANDS, options.onError);
@@ -97,7 +107,11 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
   };
   const tokens: TokenTable = options.tokens ?? new Map();
   let attached: { readonly server: Server; readonly path: string } | undefined;
-  const webhooks = options.webhooks && createWebhooks(stepwise, options.webhooks, { baseUrl: () => options.publicUrl ?? baseUrlOf(attached), ...(options.onWebhookFailure ? { onFailure: options.onWebhookFailure } : {}) });
+  const webhooks = options.webhooks && createWebhooks(stepwise, options.webhooks, {
+    baseUrl: () => options.publicUrl ?? baseUrlOf(attached),
+    ...(options.onWebhookFailure ? { onFailure: options.onWebhookFailure } : {}),
+    ...(options.webhookMaxAttempts === undefined ? {} : { maxAttempts: options.webhookMaxAttempts }),
+  });
   const router = buildRouter(context, tokens, options, webhooks);
   // No permessage-deflate: frames are encoded once for every client (see ws-outbox.ts).
   const wss = new (loadWs().WebSocketServer)({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
@@ -118,7 +132,13 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
       // The inbox socket lives beside the conversation socket (docs/protocol.md, The inbox).
       const pausesPath = `${path.replace(/\/$/, '')}/pauses`;
       server.on('upgrade', (req, socket, head) => {
-        if (new URL(req.url ?? '/', 'http://localhost').pathname === pausesPath) pausesSocket.upgrade(req, socket, head);
+        const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+        // Before any other check, on both sockets, as on the routes (docs/protocol.md, Browsers).
+        const refusal = pathname === path || pathname === pausesPath || attach.others === 'refuse' ? hosts.refusalOf(req) : undefined;
+        if (refusal) {
+          socket.on('error', () => socket.destroy());
+          refuse(socket, refusal);
+        } else if (pathname === pausesPath) pausesSocket.upgrade(req, socket, head);
         else upgrade(req, socket, head);
       });
     },

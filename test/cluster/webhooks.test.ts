@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLinkSigner, linkKeyOf } from '../../src/server/webhooks/signing.js';
+import { createLinkSigner } from '../../src/server/webhooks/signing.js';
 import type { WebhooksConfig } from '../../src/server/webhooks/webhooks-config.js';
 import { get, post } from '../helpers/server-harness.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -9,6 +9,7 @@ import { runToPause, useDurableServers } from '../durable/helpers.js';
 import { TEST_LEASE_MS } from './helpers.js';
 
 const SECRET = 'service-webhook-secret-0123';
+const LINK_SECRET = 'service-link-secret-0123456789';
 
 /**
  * Webhooks and signed links through the real CLI on a service of two instances (docs/protocol.md,
@@ -22,7 +23,7 @@ describe('webhooks and links across two instances', () => {
 
   it('should resolve a pause through a link on the other instance and refuse forged, expired, reused and cross-pause tokens', async () => {
     const [good, failing, hanging] = await Promise.all([startReceiver(SECRET), startReceiver(SECRET, 'fail'), startReceiver(SECRET, 'hang')]);
-    const config: WebhooksConfig = { webhooks: [good, failing, hanging].map((receiver) => ({ url: receiver.url, secret: SECRET })) };
+    const config: WebhooksConfig = { webhooks: [good, failing, hanging].map((receiver) => ({ url: receiver.url, secret: SECRET })), link_secret: LINK_SECRET };
     const d = dir();
     const file = join(d.dir, 'webhooks.json');
     writeFileSync(file, JSON.stringify(config));
@@ -44,12 +45,12 @@ describe('webhooks and links across two instances', () => {
       expect(page.status).toBe(200);
       expect(await page.text()).toContain(pause.summary);
 
-      const signer = createLinkSigner(linkKeyOf(config));
+      const signer = createLinkSigner(LINK_SECRET);
       const refused = async (path: string, body: unknown = {}): Promise<[number, string]> => {
         const reply = await post(b.base, path, body);
         return [reply.status, reply.body.error?.code];
       };
-      expect(await refused(`/a/${token.slice(0, -3)}xyz`)).toEqual([401, 'invalid_link']);
+      expect(await refused(`/a/${token.slice(0, -3)}xyz`)).toEqual([403, 'link_invalid']);
       expect(await refused(`/a/${signer.sign({ pause_id: pause.pause_id, conv_id: 'hooked-svc', action: 'continue', deadline_ms: Date.now() - 1000 })}`)).toEqual([403, 'link_expired']);
       // Cross-pause: this pause's token posted for another pause, or for the other action.
       expect(await refused(`/a/${token}`, { pause_id: 'pause_of_another_run' })).toEqual([403, 'link_mismatch']);
@@ -67,7 +68,7 @@ describe('webhooks and links across two instances', () => {
       expect((await get(b.base, '/conversations/hooked-svc/decisions')).body.decisions[0]).toMatchObject({ pause_id: pause.pause_id, reason: 'continued', by: 'link' });
       // Once per instance owning the run: A sent it, B (which answered it) did not.
       expect(good.received.filter((item) => item.body.pause?.pause_id === pause.pause_id)).toHaveLength(1);
-      for (const output of [a.stdout(), b.stdout()]) expect(output).not.toContain(SECRET);
+      for (const output of [a.stdout(), b.stdout()]) expect(output).not.toMatch(new RegExp(`${SECRET}|${LINK_SECRET}`));
       await ws.close();
     } finally {
       await Promise.all([good.close(), failing.close(), hanging.close()]);

@@ -5,6 +5,7 @@ import { isValidSignature } from '../../src/server/webhooks/signing.js';
 /** One POST a receiver got, with whether its signature checked out under the receiver's secret. */
 export interface Received {
   readonly at: number;
+  readonly method: string;
   readonly timestamp: string;
   readonly signature: string;
   readonly verified: boolean;
@@ -19,8 +20,11 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** How a receiver answers: `ok` (204), `fail` (500), `hang` (never), or a function of the try's number. */
-export type ReceiverMode = 'ok' | 'fail' | 'hang' | ((attempt: number) => 'ok' | 'fail');
+/** A redirect to `location` with `status` (3xx). */
+export type Redirect = { readonly status: number; readonly location: string };
+
+/** How a receiver answers: `ok` (204), `fail` (500), `hang` (never), a redirect, or a function of the try's number. */
+export type ReceiverMode = 'ok' | 'fail' | 'hang' | Redirect | ((attempt: number) => 'ok' | 'fail');
 
 /** A webhook receiver on 127.0.0.1, port 0, that checks `x-stepwise-signature` as docs/protocol.md says a receiver should. */
 export async function startReceiver(secret: string, mode: ReceiverMode = 'ok'): Promise<WebhookReceiver> {
@@ -33,7 +37,9 @@ export async function startReceiver(secret: string, mode: ReceiverMode = 'ok'): 
     req.on('end', () => {
       const timestamp = String(req.headers['x-stepwise-timestamp'] ?? '');
       const signature = String(req.headers['x-stepwise-signature'] ?? '');
-      const item: Received = { at: Date.now(), timestamp, signature, verified: isValidSignature(secret, timestamp, raw, signature), body: JSON.parse(raw) };
+      // A followed redirect may arrive as a GET without a body: recorded all the same.
+      const body = raw === '' ? undefined : JSON.parse(raw);
+      const item: Received = { at: Date.now(), method: req.method ?? '', timestamp, signature, verified: isValidSignature(secret, timestamp, raw, signature), body };
       const index = received.push(item) - 1;
       for (const waiter of waiters.splice(0)) {
         if (index >= waiter.from && waiter.predicate(item)) waiter.resolve(item);
@@ -41,6 +47,7 @@ export async function startReceiver(secret: string, mode: ReceiverMode = 'ok'): 
       }
       const answer = typeof mode === 'function' ? mode(index + 1) : mode;
       if (answer === 'hang') hanging.push(res);
+      else if (typeof answer === 'object') res.writeHead(answer.status, { location: answer.location }).end();
       else res.writeHead(answer === 'ok' ? 204 : 500).end();
     });
   });

@@ -44,11 +44,12 @@ writeFileSync(
 const SERVE_FLAGS = [
   '--host', '--port', '--engine', '--model', '--base-url', '--script', '--tools', '--demo-tools', '--profiles', '--mcp', '--debug',
   '--pause-timeout-ms', '--pause-timeout-action', '--max-iterations', '--tool-timeout-ms', '--max-parallel-tools',
-  '--auth-tokens', '--allowed-origins', '--webhooks', '--public-url', '--insecure-no-auth', '--store', '--data-dir',
+  '--auth-tokens', '--allowed-origins', '--allowed-hosts', '--webhooks', '--webhook-max-attempts', '--public-url', '--insecure-no-auth', '--store', '--data-dir',
 ];
 const DEFAULTS: Record<string, string> = {
   '--host': '127.0.0.1', '--port': '3000', '--engine': 'auto', '--pause-timeout-ms': '30000', '--pause-timeout-action': 'continue',
   '--max-iterations': '20', '--tool-timeout-ms': '30000', '--max-parallel-tools': '3', '--debug': 'off', '--demo-tools': 'off', '--mcp': 'none', '--store': 'sqlite', '--data-dir': './.stepwise',
+  '--webhook-max-attempts': '20',
 };
 
 /** The help's flag entries, each with its wrapped lines joined: `--port` -> `--port PORT port to listen on; … Default: 3000.` */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { get, post, request, startTestServer, type TestServer } from '../helpers/server-harness.js';
@@ -41,7 +42,7 @@ describe('fuzzing the wire', () => {
   let victim: SemClient;
   beforeAll(async () => {
     // With webhooks, so the signed links' routes are fuzzed too (the receiver refuses connections: tried in the background).
-    t = await startTestServer({ debug: true, webhooks: { webhooks: [{ url: 'http://127.0.0.1:9/', secret: 'fuzz-secret-0123456789' }] }, runtime: { pauseTimeoutMs: 60_000 } });
+    t = await startTestServer({ debug: true, webhooks: { webhooks: [{ url: 'http://127.0.0.1:9/', secret: 'fuzz-secret-0123456789' }], link_secret: 'fuzz-link-secret-0123456789' }, runtime: { pauseTimeoutMs: 60_000 } });
     victim = await SemClient.connect(`${t.wsBase}/ws?conv_id=victim`);
     await post(t.base, '/chat', { prompt: 'x', conv_id: 'victim', overrides: { step_mode: true } });
     await victim.next('debugger.pause');
@@ -133,6 +134,24 @@ describe('fuzzing the wire', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('should answer any Host with JSON and never a 5xx: 403 host_not_allowed unless it names loopback', async () => {
+    const loopback = fc.tuple(fc.constantFrom('localhost', 'LOCALHOST', '127.0.0.1', '[::1]'), fc.option(fc.integer({ min: 0, max: 65_535 }))).map(([name, port]) => (port === null ? name : `${name}:${port}`));
+    const foreign = fc.tuple(fc.stringMatching(/^[a-z0-9-]{1,12}$/), fc.constantFrom('.example', '.localhost.example', '.127.0.0.1.nip.io')).map(([name, domain]) => `${name}${domain}`);
+    const any = fc.stringMatching(/^[\x21-\x7e]{1,40}$/);
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(loopback, foreign, any), fc.constantFrom('/conversations', '/pauses', '/a/x.y', '/nothing'), async (host, path) => {
+        const reply = await withHost(t.base, path, host);
+        expectWellFormed(reply);
+        const refused = reply.body.error?.code === 'host_not_allowed';
+        if (refused) expect(reply.status).toBe(403);
+        if (/^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(host)) expect([host, refused]).toEqual([host, false]);
+        if (host.endsWith('.example') || host.endsWith('.nip.io')) expect([host, refused]).toEqual([host, true]);
+      }),
+      { numRuns: 200 },
+    );
+    expect((await withHost(t.base, '/healthz', 'evil.example')).status).toBe(200);
   });
 
   it('should upgrade either socket or refuse it with a 4xx for any query string, never a 5xx', async () => {
@@ -233,3 +252,24 @@ describe('fuzzing the wire', () => {
     expect(frames.map((frame) => frame.seq)).toEqual(frames.map((_, i) => i + 1));
   });
 });
+
+/** A GET naming `host` in its `Host` header (fetch sets its own), with the body parsed as JSON when it is. */
+function withHost(base: string, path: string, host: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: new URL(base).port, path, headers: { host } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // Not JSON: expectWellFormed says so.
+        }
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -5,9 +5,9 @@ const webhook = { url: 'http://127.0.0.1:9/hook?token=private', secret: 'unit-se
 
 /** A fetch that answers each try with the next status and records the tries. */
 function scriptedFetch(statuses: readonly number[], onTry: (count: number) => void = () => undefined) {
-  const tries: { headers: Record<string, string>; body: string }[] = [];
+  const tries: { headers: Record<string, string>; body: string; redirect: RequestRedirect | undefined }[] = [];
   const fetchFn = (async (_url: string, init: RequestInit) => {
-    tries.push({ headers: init.headers as Record<string, string>, body: String(init.body) });
+    tries.push({ headers: init.headers as Record<string, string>, body: String(init.body), redirect: init.redirect });
     onTry(tries.length);
     return new Response(null, { status: statuses[Math.min(tries.length - 1, statuses.length - 1)] ?? 500 });
   }) as unknown as typeof fetch;
@@ -56,18 +56,47 @@ describe('webhook delivery', () => {
     createDeliverer({ fetch: expired.fetchFn }).send({ webhook, body: '{}', until: Date.now() - 1 });
     expect(expired.tries).toHaveLength(0);
   });
+
+  it('should never follow a redirect, count it as a failed try, and stop after maxAttempts', async () => {
+    const redirected = scriptedFetch([302, 307, 301, 204]);
+    const lines: string[] = [];
+    const gaveUp = new Promise<void>((resolve) => {
+      createDeliverer({ fetch: redirected.fetchFn, firstRetryMs: 1, maxAttempts: 3, onFailure: (line) => (lines.push(line), line.includes('not tried again') && resolve()) }).send({
+        webhook,
+        body: '{}',
+        until: Date.now() + 60_000,
+      });
+    });
+    await gaveUp;
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+    expect(redirected.tries.map((item) => item.redirect)).toEqual(['manual', 'manual', 'manual']);
+    expect(lines).toEqual([
+      expect.stringContaining('answered 302; trying again in 1 ms'),
+      expect.stringContaining('answered 307; trying again in 2 ms'),
+      expect.stringContaining('answered 301; not tried again (3 tries made)'),
+    ]);
+    expect(() => createDeliverer({ maxAttempts: 0 })).toThrow(/maxAttempts/);
+  });
 });
 
 describe('signed links', () => {
   it('should verify its own tokens only, and the signature format of docs/protocol.md', () => {
-    const signer = createLinkSigner(Buffer.alloc(32, 1));
+    const signer = createLinkSigner('unit-link-secret-0123456789');
     const claims = { pause_id: 'pause_1', conv_id: 'c1', action: 'deny' as const, deadline_ms: 1_700_000_000_000 };
     const token = signer.sign(claims);
     expect(signer.verify(token)).toEqual(claims);
-    expect(createLinkSigner(Buffer.alloc(32, 2)).verify(token)).toBeUndefined();
+    expect(createLinkSigner('other-link-secret-0123456789').verify(token)).toBeUndefined();
     const [payload, mac] = token.split('.') as [string, string];
     const altered = Buffer.from(JSON.stringify({ p: 'pause_2', c: 'c1', a: 'deny', e: claims.deadline_ms })).toString('base64url');
     for (const bad of [`${altered}.${mac}`, `${payload}.`, payload, `${token}.x`, '', '..']) expect(signer.verify(bad)).toBeUndefined();
+    // Spellings Node's decoder reads as the same bytes: padding, stray characters, other unused bits.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const lastBits = [1, 2, 3].map((flip) => `${token.slice(0, -1)}${alphabet[alphabet.indexOf(token.at(-1) as string) ^ flip]}`);
+    for (const respelled of [...lastBits, `${token}=`, `${token}==`, `${payload}=.${mac}`, `${payload}.${mac.slice(0, 10)}*${mac.slice(10)}`, `${payload}.${mac.replaceAll('-', '+').replaceAll('_', '/')}`, ` ${token}`]) {
+      if (respelled === token) continue;
+      expect(signer.verify(respelled)).toBeUndefined();
+    }
+    for (const respelled of lastBits) expect(Buffer.from(respelled.split('.')[1] as string, 'base64url')).toEqual(Buffer.from(mac, 'base64url'));
     expect(signatureOf('s', '1700000000000', '{}')).toMatch(/^sha256=[0-9a-f]{64}$/);
   });
 });

@@ -7,7 +7,8 @@ import { eventsOf, type WebhookEvent, type WebhooksConfig } from './webhooks-con
 
 export interface NotifierConfig {
   readonly config: WebhooksConfig;
-  readonly signer: LinkSigner;
+  /** Absent when no webhook gets pause events (the only ones with links), so there is no link secret. */
+  readonly signer: LinkSigner | undefined;
   readonly deliverer: Deliverer;
   /** Where links point: the server's public URL, its routes under it (`<base>/a/<token>`). */
   readonly baseUrl: () => string;
@@ -33,12 +34,14 @@ export function createWebhookNotifier(events$: Observable<SequencedEvent>, ports
       ports.deliverer.send({ webhook, body, until, isMoot: event === 'pause' ? () => resumed.has(pauseId) : undefined });
     });
   };
-  const linkTo = (pause: PauseInfo, action: LinkAction): string =>
-    `${ports.baseUrl()}/a/${ports.signer.sign({ pause_id: pause.pause_id, conv_id: pause.conv_id, action, deadline_ms: pause.deadline_ms })}`;
+  const linkTo = (signer: LinkSigner, pause: PauseInfo, action: LinkAction): string =>
+    `${ports.baseUrl()}/a/${signer.sign({ pause_id: pause.pause_id, conv_id: pause.conv_id, action, deadline_ms: pause.deadline_ms })}`;
   return events$.pipe(filter((frame) => frame.event.type === 'paused' || frame.event.type === 'resumed')).subscribe(({ event }) => {
     if (event.type === 'paused') {
       const { pause } = event;
-      const links = { continue: linkTo(pause, 'continue'), deny: linkTo(pause, 'deny') };
+      const { signer } = ports;
+      // Without a signer no webhook asked for pauses: `send` sends this to none.
+      const links = signer && { continue: linkTo(signer, pause, 'continue'), deny: linkTo(signer, pause, 'deny') };
       send('pause', pause.pause_id, JSON.stringify({ type: 'pause', pause, conv_id: pause.conv_id, links }), pause.deadline_ms);
     } else if (event.type === 'resumed') {
       resumed.add(event.pause_id);

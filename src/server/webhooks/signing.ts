@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { WebhooksConfig } from './webhooks-config.js';
 
 /**
  * The signature of a webhook POST (docs/protocol.md, Webhooks and signed links): `sha256=` and the hex
@@ -34,21 +33,18 @@ export interface LinkSigner {
   verify(token: string): LinkClaims | undefined;
 }
 
-/**
- * The key links are signed with: the file's `link_secret`, else one derived from every webhook's
- * secret, so every instance started with the same file signs and accepts the same links.
- */
-export function linkKeyOf(config: WebhooksConfig): Buffer {
-  const material = config.link_secret ?? JSON.stringify(config.webhooks.map((webhook) => webhook.secret).sort());
-  return createHmac('sha256', 'stepwise signed links v1').update(material).digest();
-}
+/** Two base64url texts without padding, joined by a dot: the only alphabet `sign` writes. */
+const TOKEN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /**
- * Tokens `<claims>.<mac>`, both base64url: the claims as JSON, the mac their HMAC-SHA256 under the
- * link key. Nothing is stored: any instance holding the key checks a token by itself, and single use
- * comes from the pause itself (a second decision is 409 `pause_resolved`).
+ * Tokens `<claims>.<mac>`, both base64url: the claims as JSON, the mac their HMAC-SHA256 under a key
+ * of the file's `link_secret` alone (never a webhook's secret, which its receiver knows). Nothing is
+ * stored: any instance holding the secret checks a token by itself, and single use comes from the
+ * pause itself (a second decision is 409 `pause_resolved`).
  */
-export function createLinkSigner(key: Buffer): LinkSigner {
+export function createLinkSigner(linkSecret: string): LinkSigner {
+  // Its own key, so the link secret is never used as is for anything but deriving it.
+  const key = createHmac('sha256', 'stepwise signed links v1').update(linkSecret).digest();
   const macOf = (payload: string): Buffer => createHmac('sha256', key).update(payload).digest();
   return {
     sign: (claims) => {
@@ -56,9 +52,12 @@ export function createLinkSigner(key: Buffer): LinkSigner {
       return `${payload}.${macOf(payload).toString('base64url')}`;
     },
     verify: (token) => {
-      const [payload, mac, extra] = token.split('.');
-      if (payload === undefined || mac === undefined || extra !== undefined || token.length > 2048) return undefined;
+      if (token.length > 2048 || !TOKEN.test(token)) return undefined;
+      const [payload, mac] = token.split('.') as [string, string];
+      // Node's decoder skips padding, stray characters and the unused low bits of the last one, so
+      // several texts decode to one MAC: only the text `sign` writes for those bytes is the token.
       const given = Buffer.from(mac, 'base64url');
+      if (given.toString('base64url') !== mac) return undefined;
       const expected = macOf(payload);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
       return claimsOf(payload);
@@ -67,8 +66,11 @@ export function createLinkSigner(key: Buffer): LinkSigner {
 }
 
 function claimsOf(payload: string): LinkClaims | undefined {
+  // Signed, so written by `sign`; checked all the same, so that one spelling holds for both halves.
+  const bytes = Buffer.from(payload, 'base64url');
+  if (bytes.toString('base64url') !== payload) return undefined;
   try {
-    const { p, c, a, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const { p, c, a, e } = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
     if (typeof p !== 'string' || typeof c !== 'string' || (a !== 'continue' && a !== 'deny') || typeof e !== 'number') return undefined;
     return { pause_id: p, conv_id: c, action: a, deadline_ms: e };
   } catch {

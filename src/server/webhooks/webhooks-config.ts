@@ -14,8 +14,9 @@ export interface Webhook {
 
 /**
  * The webhooks file's shape, and `createStepwiseServer`'s `webhooks` option. Links are signed with
- * `link_secret`, or (without it) a key derived from every webhook's secret: instances of a service
- * started with the same file accept each other's links.
+ * `link_secret` and nothing else: a key a receiver could compute from its own secret would let it mint
+ * links. Required as soon as a webhook gets `pause` events (the only ones with links); instances of a
+ * service started with the same file accept each other's links.
  */
 export interface WebhooksConfig {
   readonly webhooks: readonly Webhook[];
@@ -30,7 +31,17 @@ const webhookSchema = z
     events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(2).optional(),
   })
   .strict();
-const configSchema = z.object({ webhooks: z.array(webhookSchema).min(1).max(100), link_secret: secret.optional() }).strict();
+const configSchema = z
+  .object({ webhooks: z.array(webhookSchema).min(1).max(100), link_secret: secret.optional() })
+  .strict()
+  .superRefine((config, issues) => {
+    if (config.link_secret === undefined && usesLinks(config)) {
+      issues.addIssue({ code: z.ZodIssueCode.custom, path: ['link_secret'], message: 'is required for signed links (a webhook gets pause events, which carry them)' });
+    }
+    // A receiver knows its own secret: signing links with it would let that receiver mint them.
+    const index = config.webhooks.findIndex((webhook) => webhook.secret === config.link_secret);
+    if (index !== -1) issues.addIssue({ code: z.ZodIssueCode.custom, path: ['link_secret'], message: `must differ from every webhook's secret (webhooks.${index}.secret is the same)` });
+  });
 
 function isHttpUrl(text: string): boolean {
   try {
@@ -53,3 +64,6 @@ export function parseWebhooksConfig(value: unknown): WebhooksConfig {
 
 /** The events a webhook gets. */
 export const eventsOf = (webhook: Webhook): readonly WebhookEvent[] => webhook.events ?? ['pause'];
+
+/** Whether links are made: only `pause` events carry them. */
+export const usesLinks = (config: Pick<WebhooksConfig, 'webhooks'>): boolean => config.webhooks.some((webhook) => eventsOf(webhook).includes('pause'));

@@ -5,13 +5,15 @@ import type { ServerContext } from '../context.js';
 import { linkRoutes } from '../routes-links.js';
 import { createDeliverer } from './delivery.js';
 import { createWebhookNotifier } from './notifier.js';
-import { createLinkSigner, linkKeyOf } from './signing.js';
+import { createLinkSigner } from './signing.js';
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks-config.js';
 
 export interface WebhooksPorts {
   /** The URL links are made under. */
   readonly baseUrl: () => string;
   readonly onFailure?: (message: string) => void;
+  /** Tries of one event before it is given up. Default 20. */
+  readonly maxAttempts?: number;
   /** Default the global `fetch`. */
   readonly fetch?: typeof fetch;
 }
@@ -31,8 +33,13 @@ export interface Webhooks {
  */
 export function createWebhooks(stepwise: Pick<Stepwise, 'frames'>, config: WebhooksConfig, ports: WebhooksPorts): Webhooks {
   const checked = parseWebhooksConfig(config);
-  const signer = createLinkSigner(linkKeyOf(checked));
-  const deliverer = createDeliverer({ ...(ports.onFailure ? { onFailure: ports.onFailure } : {}), ...(ports.fetch ? { fetch: ports.fetch } : {}) });
+  // Checked above: a config with pause webhooks has its link secret.
+  const signer = checked.link_secret === undefined ? undefined : createLinkSigner(checked.link_secret);
+  const deliverer = createDeliverer({
+    ...(ports.onFailure ? { onFailure: ports.onFailure } : {}),
+    ...(ports.fetch ? { fetch: ports.fetch } : {}),
+    ...(ports.maxAttempts === undefined ? {} : { maxAttempts: ports.maxAttempts }),
+  });
   const notifier: Subscription = createWebhookNotifier(stepwise.frames.events$, { config: checked, signer, deliverer, baseUrl: ports.baseUrl });
   return {
     routes: (context) => linkRoutes(context, signer),
