@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
+import { lastValueFrom, timeout, TimeoutError, type Observable } from 'rxjs';
+import { commitFailureCode } from '../core/commit-failure.js';
 import type { CommandHandler, CommandReply } from '../core/commands.js';
 import { LeaseLostError } from '../core/store-errors.js';
 import { callerFrom, type Caller } from './auth.js';
@@ -25,11 +26,33 @@ export async function committed(context: ServerContext, convId: string): Promise
   try {
     await lastValueFrom(context.stepwise.store.committed$(convId).pipe(timeout({ first: COMMIT_WAIT_MS })), { defaultValue: undefined });
   } catch (error) {
-    if (error instanceof LeaseLostError) throw tryAgain('owner_changed', 'another instance runs this conversation now and this command was not recorded; send it again');
-    if (error instanceof TimeoutError) throw tryAgain('store_unavailable', 'the store did not confirm this command in time; send it again (a decision already recorded answers 409 pause_resolved)');
-    throw error;
+    committedFailure(error);
   }
 }
+
+/** A commit wait's failure as the command's reply. */
+function committedFailure(error: unknown): never {
+  if (error instanceof LeaseLostError) throw tryAgain('owner_changed', 'another instance runs this conversation now and this command was not recorded; send it again');
+  if (error instanceof TimeoutError) throw tryAgain('store_unavailable', 'the store did not confirm this command in time; send it again (a decision already recorded answers 409 pause_resolved)');
+  throw new HttpError(commitFailureCode(error) === 'store_unavailable' ? 503 : 500, commitFailureCode(error), `the store did not record this command: ${messageOf(error)}`);
+}
+
+/**
+ * Resolves once a decision is committed (`SubmitResult.committed$`). One the store refused took no effect:
+ * 503 `store_unavailable` (send it again) when the store could not write, 500 `store_failed` when it
+ * refused what was written (docs/protocol.md, A 200 means committed).
+ */
+export async function decisionCommitted(committed$: Observable<never>): Promise<void> {
+  try {
+    await lastValueFrom(committed$.pipe(timeout({ first: COMMIT_WAIT_MS })), { defaultValue: undefined });
+  } catch (error) {
+    if (error instanceof LeaseLostError || error instanceof TimeoutError) return committedFailure(error);
+    if (commitFailureCode(error) === 'store_unavailable') throw tryAgain('store_unavailable', 'the store could not record this decision and it took no effect; send it again');
+    throw new HttpError(500, 'store_failed', `the store refused to record this decision and it took no effect: ${messageOf(error)}`);
+  }
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * What a listing shows, once the store has committed it: a pause an operator is shown survives a

@@ -5,7 +5,7 @@ import type { Session } from '../sessions/session.js';
 import type { ContinueCommand } from '../streams/step-commands.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { assertDebug, assertOwner, convIdSchema, ownedConversation, ownedSession, type ServerContext } from './context.js';
-import { commandRoute, committed, committedOnly, convIdOfBody, type StepCommand } from './commands.js';
+import { commandRoute, committed, committedOnly, convIdOfBody, decisionCommitted, type StepCommand } from './commands.js';
 import { forbidden, HttpError, invalidRequest, notFound, parseOr400, tryAgain } from './errors.js';
 import { singleValues } from './routes-conversations.js';
 import { prepareGrant, publicGrant, rememberSchema } from './routes-grants.js';
@@ -122,9 +122,15 @@ export const continuePause: StepCommand = async (context, caller, body, convHint
     if (code === 'unknown_pause' && convHint !== undefined) await refuseStoredPause(context, caller, convHint, command.pause_id);
     throw new HttpError(SUBMIT_STATUS[code], code, message, details);
   }
-  const grant = makeGrant && publicGrant(await makeGrant());
-  // A 200 means the decision is recorded: it survives a crash of this process the next instant.
-  await committed(context, submitted.pause.conv_id);
+  // Made while the decision commits: the resumed run, handed back once it has, already meets the grant.
+  const made = makeGrant && (await makeGrant());
+  // A 200 means the decision is recorded: it survives a crash of this process the next instant. One
+  // the store refused took no effect (the pause is pending again, its grant revoked) and is answered with why.
+  await decisionCommitted(submitted.committed$).catch(async (error: unknown) => {
+    if (made) await context.stepwise.grants.revoke(made.grant_id);
+    throw error;
+  });
+  const grant = made && publicGrant(made);
   return { ok: true, pause: submitted.pause, ...(grant ? { grant } : {}) };
 };
 

@@ -1,4 +1,5 @@
-import { Observable, type Subscriber } from 'rxjs';
+import { catchError, EMPTY, Observable, throwError, type Subscriber } from 'rxjs';
+import { failureOf } from '../core/commit-failure.js';
 
 /** One batch of a write queue: its ops, whether its commit has settled, and who waits on it. */
 export interface Batch<Op> {
@@ -18,8 +19,12 @@ export interface Batch<Op> {
 
 export const openBatch = <Op>(): Batch<Op> => ({ ops: [], settled: false });
 
-/** Completes (emitting nothing) when the batch has committed; errors if it failed. One Observable per batch. */
-export function batchDone$<Op>(batch: Batch<Op>): Observable<never> {
+/**
+ * Completes (emitting nothing) when the batch has committed; errors if it failed. One Observable per
+ * batch; with `convId`, one per call that errors only when that conversation's writes failed.
+ */
+export function batchDone$<Op>(batch: Batch<Op>, convId?: string): Observable<never> {
+  if (convId !== undefined) return batchDone$(batch).pipe(catchError((failure: unknown) => failedFor(failure, convId)));
   return (batch.done$ ??= new Observable<never>((subscriber) => {
     if (batch.settled) return tell(subscriber, batch);
     const waiters = (batch.waiters ??= new Set());
@@ -27,6 +32,12 @@ export function batchDone$<Op>(batch: Batch<Op>): Observable<never> {
     return () => void waiters.delete(subscriber);
   }));
 }
+
+/** A conversation's part of a batch's failure: its error, or nothing when its writes committed. */
+const failedFor = (failure: unknown, convId: string): Observable<never> => {
+  const own = failureOf(failure, convId);
+  return own === undefined ? EMPTY : throwError(() => own);
+};
 
 function tell<Op>(subscriber: Subscriber<never>, batch: Batch<Op>): void {
   if (batch.failure === undefined) subscriber.complete();

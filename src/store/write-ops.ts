@@ -136,3 +136,34 @@ export function queuedWrites(push: (op: WriteOp) => void): QueuedWrites {
     putEngineState: (conv_id, state) => push({ kind: 'engine-state', conv_id, state }),
   };
 }
+
+/** The conversation a write belongs to (every write belongs to one). */
+function convOf(op: Exclude<WriteOp, { kind: 'frames' }>): string {
+  switch (op.kind) {
+    case 'conversation':
+      return op.record.conv_id;
+    case 'pause':
+      return op.pause.conv_id;
+    case 'decision':
+      return op.decision.conv_id;
+    case 'checkpoint':
+      return op.checkpoint.conv_id;
+    default:
+      return op.conv_id;
+  }
+}
+
+/** A batch's writes by conversation, in order within each; an append of several conversations' frames is split. */
+export function byConversation(ops: readonly WriteOp[]): Map<string, WriteOp[]> {
+  const groups = new Map<string, WriteOp[]>();
+  const add = (convId: string, op: WriteOp): void => {
+    let group = groups.get(convId);
+    if (!group) groups.set(convId, (group = []));
+    group.push(op);
+  };
+  for (const op of ops) {
+    if (op.kind !== 'frames') add(convOf(op), op);
+    else for (const frame of op.frames) add(frame.event.conv_id, { kind: 'frames', frames: [frame] });
+  }
+  return groups;
+}

@@ -1,4 +1,5 @@
-import { EMPTY, lastValueFrom, type Observable } from 'rxjs';
+import { catchError, EMPTY, lastValueFrom, throwError, type Observable } from 'rxjs';
+import { failureOf, PartialCommitFailure } from '../core/commit-failure.js';
 import { batchDone$, commitBatch, openBatch, type Batch } from './write-batch.js';
 
 export interface WriteQueueConfig<Op> {
@@ -21,9 +22,10 @@ export interface WriteQueue<Op> {
   /**
    * Completes (emitting nothing) once everything pushed so far is committed; errors if its batch failed.
    * The same Observable for every call while one batch is open, so a caller waiting on many writes
-   * can wait once per batch (the frame log's commit queue).
+   * can wait once per batch (the frame log's commit queue). With `convId`, it errors only when that
+   * conversation's writes failed (a batch that failed is retried one conversation at a time).
    */
-  committed(): Observable<never>;
+  committed(convId?: string): Observable<never>;
   /** `committed()` as a Promise. */
   flush(): Promise<void>;
   /**
@@ -43,8 +45,12 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
   // another, a round trip each: a decision written under load waited for several (the soak).
   let inFlight = false;
 
+  // Why the batch that settled last failed, if it did: a conversation's waiter that comes after a
+  // synchronous commit (SQLite) took its writes still hears of their failure.
+  let lastFailure: unknown;
   // Nothing waits on a settled batch: its ops (a tick's frames and turns) need not outlive it.
   const forget = (batch: Batch<Op>): void => {
+    lastFailure = batch.failure;
     if (latest === batch) latest = undefined;
   };
 
@@ -62,9 +68,11 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
     });
   };
 
-  const committed = (): Observable<never> => {
+  const committed = (convId?: string): Observable<never> => {
     const batch = open ?? (latest && !latest.settled ? latest : undefined);
-    return batch ? batchDone$(batch) : EMPTY;
+    if (batch) return batchDone$(batch, convId);
+    const failure = convId === undefined || lastFailure === undefined ? undefined : failureOf(lastFailure, convId);
+    return failure === undefined ? EMPTY : throwError(() => failure);
   };
 
   return {
@@ -77,6 +85,7 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
     },
     committed,
     commitNow: commitOpen,
-    flush: () => lastValueFrom(committed(), { defaultValue: undefined }),
+    // What failed of one conversation is that conversation's to hear of (`committed(convId)`), not every reader's.
+    flush: () => lastValueFrom(committed().pipe(catchError((error: unknown) => (error instanceof PartialCommitFailure ? EMPTY : throwError(() => error)))), { defaultValue: undefined }),
   };
 }

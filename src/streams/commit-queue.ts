@@ -1,4 +1,5 @@
 import { EMPTY, throwError, type Observable, type Observer } from 'rxjs';
+import { failureOf, PartialCommitFailure } from '../core/commit-failure.js';
 import type { Store } from '../core/store.js';
 import type { SequencedEvent } from './events.js';
 
@@ -88,7 +89,15 @@ export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: Co
     if (waiting.length === 0) target.drained?.();
   };
   const settled = (pending: Pending, error?: unknown): void => {
-    if (pending.state === 'failed') for (const item of pending.items) target.failed(error, item);
+    if (pending.state === 'failed') {
+      // A batch that failed for some conversations only: the others' items are committed and go on.
+      const kept = error instanceof PartialCommitFailure ? pending.items.filter((item) => failureOf(error, item.event.conv_id) === undefined) : NONE;
+      for (const item of pending.items) if (!kept.includes(item)) target.failed(failureOf(error, item.event.conv_id), item);
+      if (kept.length > 0) {
+        pending.items.splice(0, pending.items.length, ...kept);
+        pending.state = 'committed';
+      }
+    }
     if (!closed) drain();
   };
   return {
@@ -124,6 +133,8 @@ export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: Co
     },
   };
 }
+
+const NONE: readonly SequencedEvent[] = Object.freeze([]);
 
 /** The commit of one item's frame; a failure to append is that commit's error. */
 function appendOf(store: Pick<Store, 'appendFrames'>, item: SequencedEvent): Observable<never> {

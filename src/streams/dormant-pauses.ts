@@ -1,4 +1,4 @@
-import type { Subscription, Unsubscribable } from 'rxjs';
+import { EMPTY, type Observable, type Subscription, type Unsubscribable } from 'rxjs';
 import { bindResolution } from './bound-decisions.js';
 import { eventFrom, type PauseInfo } from './events.js';
 import { handBack, settle, SYSTEM, type PauseBook, type PauseChecks, type PendingPause } from './pending-pauses.js';
@@ -69,12 +69,15 @@ class DormantPause implements PendingPause, HeldPause {
     return true;
   }
 
-  resolve(unbound: PauseResolution): void {
+  resolve(unbound: PauseResolution): Observable<never> | undefined {
     const { book, info } = this;
-    if (book.pendingById.get(info.pause_id) !== this) return;
+    if (book.pendingById.get(info.pause_id) !== this) return undefined;
     const resolution = bindResolution(unbound);
     settle(book, this, resolution);
-    if (resolution.reason !== 'cancelled') this.handing = handBack(book, info, () => this.wake(resolution));
+    if (resolution.reason === 'cancelled') return EMPTY;
+    const handing = handBack(book, this, resolution, () => this.wake(resolution));
+    this.handing = handing;
+    return handing.outcome$;
   }
 
   /** Idempotent: resolving does nothing once it resolved, and its hand back ends once. */

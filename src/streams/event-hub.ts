@@ -43,6 +43,11 @@ export interface EventHub {
   // Durable runs (docs/protocol.md, Durability): seq goes on from the stored log after a restart.
   /** Sets a conversation's last seq (from the store) before its first publish: the next frame gets `lastSeq + 1`. */
   seed(convId: string, lastSeq: number): void;
+  /**
+   * Takes back the frames after `lastSeq`, which the store did not commit (docs/protocol.md, A 200 means
+   * committed): they leave the buffer, and the next frame gets `lastSeq + 1`, so the log goes on with no gap.
+   */
+  rewind(convId: string, lastSeq: number): void;
 }
 
 interface ConversationLog {
@@ -130,6 +135,13 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
         throw new RangeError(`hub.seed: lastSeq must be an integer >= ${log.seq} for "${convId}", got ${String(lastSeq)}`);
       }
       log.seq = lastSeq;
+    },
+    rewind: (convId, lastSeq) => {
+      const log = logs.get(convId);
+      if (!log || lastSeq >= log.seq) return;
+      log.seq = lastSeq;
+      const kept = log.frames.findIndex((frame) => frame.seq > lastSeq);
+      if (kept >= 0) log.frames.length = kept;
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { Subject } from 'rxjs';
 import type { FrameEvent, Store, WireFrame } from '../core/store.js';
+import { LeaseLostError, StoreClosedError, StoreSequenceError } from '../core/store-errors.js';
 import { createCommitQueue } from './commit-queue.js';
 import { createLiveChannels, type EventHub } from './event-hub.js';
 import type { SequencedEvent } from './events.js';
@@ -72,9 +73,17 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
   const commits = createCommitQueue(store, {
     committed: deliver,
     failed: (error, frame) => {
-      // The store's log cannot go on past a missing frame: neither does what clients are told of.
-      if (!stalled.has(frame.event.conv_id)) stalled.set(frame.event.conv_id, frame.seq - 1);
+      const convId = frame.event.conv_id;
       config.onError?.(error);
+      if (error instanceof LeaseLostError || error instanceof StoreClosedError) {
+        // No more of this conversation is written here: what clients are told of ends before the missing frame.
+        if (!stalled.has(convId)) stalled.set(convId, frame.seq - 1);
+        return;
+      }
+      // The store refused the frame (and its conversation's other writes of that batch): the hub takes
+      // it back, so the next frame takes its seq and the conversation goes on being written, gapless.
+      const committedUpTo = error instanceof StoreSequenceError ? error.expected - 1 : frame.seq - 1;
+      if (committedUpTo < hub.lastSeq(convId)) hub.rewind(convId, committedUpTo);
     },
   });
   const lastSeq = (convId: string): number => {

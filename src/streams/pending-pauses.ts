@@ -1,5 +1,6 @@
-import { Observable, Subscription, type SchedulerLike } from 'rxjs';
+import { AsyncSubject, EMPTY, Observable, Subscription, type SchedulerLike } from 'rxjs';
 import type { StepFilter } from '../core/store.js';
+import { LeaseLostError, StoreClosedError } from '../core/store-errors.js';
 import { bindResolution } from './bound-decisions.js';
 import type { DeadlineIndex } from './deadline-index.js';
 import type { DueQueue } from './due-queue.js';
@@ -15,8 +16,12 @@ const LOCAL = 'local';
 
 export interface PendingPause extends PauseChecks {
   readonly info: PauseInfo;
-  /** Resolves the pause if it is still pending; later calls do nothing. A method: call it on its entry. */
-  resolve(resolution: PauseResolution): void;
+  /**
+   * Resolves the pause if it is still pending; later calls do nothing (undefined). A method: call it on
+   * its entry. What it returns completes once the resolution is committed, or errors when the store
+   * refused a person's decision: then the decision took no effect and the pause is pending again.
+   */
+  resolve(resolution: PauseResolution): Observable<never> | undefined;
   /** Hibernated: no run waits on it; its resolution wakes one (`hibernateIn`). */
   readonly dormant?: true;
 }
@@ -128,17 +133,17 @@ export function pause$(book: PauseBook, request: PauseRequest): Observable<Pause
   return new Observable<PauseResolution>((subscriber) => {
     const now = book.scheduler.now();
     const info = pauseInfoOf(book, request, now);
-    const resolve = (unbound: PauseResolution): void => {
+    const resolve = (unbound: PauseResolution): Observable<never> | undefined => {
       // Still pending is what makes it the first: the registry is the one record of that.
-      if (book.pendingById.get(info.pause_id) !== entry) return;
+      if (book.pendingById.get(info.pause_id) !== entry) return undefined;
       const resolution = bindResolution(unbound);
       settle(book, entry, resolution);
-      subscriber.add(
-        handBack(book, info, () => {
-          subscriber.next(resolution);
-          subscriber.complete();
-        }),
-      );
+      const handing = handBack(book, entry, resolution, () => {
+        subscriber.next(resolution);
+        subscriber.complete();
+      });
+      subscriber.add(handing);
+      return handing.outcome$;
     };
     const entry: PendingPause = { info, validateEdit: request.validateEdit ?? (() => []), validateAnswer: request.validateAnswer, results: request.results ?? NO_RESULTS, resolve };
     book.pendingById.set(info.pause_id, entry);
@@ -179,27 +184,62 @@ export interface PauseChecks {
   readonly results: Readonly<Record<string, unknown>>;
 }
 
+/** A resolution being handed back to its run; `outcome$` says whether it was committed (see `PendingPause.resolve`). */
+export interface HandBack extends Subscription {
+  readonly outcome$: Observable<never>;
+}
+
 /**
  * Hands a resolved pause's run back: on the resume scheduler, so after whoever resolved it (an HTTP
  * handler) has returned, and once its resolution (the `resumed` frame, the decision row) is committed,
  * so the decision's reply and frame go out before the run's next work and that work does not join
- * their batch. Committed or not, the run goes on, as it did before it paused: a deposed owner's run is
+ * their batch. A person's decision the store refused takes no effect (docs/protocol.md, A 200 means
+ * committed): the pause is pending again, as its clients still see it, and the command hears why.
+ * Otherwise, committed or not, the run goes on, as it did before it paused: a deposed owner's run is
  * stopped by its fenced writes (docs/protocol.md, Several instances).
  */
-export function handBack(book: PauseBook, info: PauseInfo, work: () => void): Subscription {
-  const held = new Subscription();
-  const go = (): void => held.add(book.resumeScheduler.schedule(work));
-  let committed$: Observable<never> | undefined;
-  try {
-    committed$ = book.ports.committed$?.(info.conv_id);
-  } catch (error) {
+export function handBack(book: PauseBook, entry: PendingPause, resolution: PauseResolution, work: () => void): HandBack {
+  const outcome = new AsyncSubject<never>();
+  const held = Object.assign(new Subscription(), { outcome$: outcome.asObservable() });
+  const resume = (): void => void held.add(book.resumeScheduler.schedule(work));
+  const go = (): void => {
+    outcome.complete();
+    resume();
+  };
+  const failed = (error: unknown): void => {
     guarded(book, () => {
       throw error;
     });
+    const reopened = isDecision(resolution) && !isOwnerGone(error) && reopen(book, entry);
+    outcome.error(error);
+    if (!reopened) resume();
+  };
+  let committed$: Observable<never> | undefined;
+  try {
+    committed$ = book.ports.committed$?.(entry.info.conv_id);
+  } catch (error) {
+    failed(error);
+    return held;
   }
-  if (committed$) held.add(committed$.subscribe({ complete: go, error: go }));
+  if (committed$) held.add(committed$.subscribe({ complete: go, error: failed }));
   else go();
   return held;
+}
+
+/** A decision someone took: the deadline, disabling step mode and cancellation are the system's, and go on whatever. */
+const isDecision = (resolution: PauseResolution): boolean => resolution.by !== SYSTEM && resolution.reason !== 'cancelled';
+
+/** The run is not this process's to write any more (another instance owns it, the store closed): nothing to reopen. */
+const isOwnerGone = (error: unknown): boolean => error instanceof LeaseLostError || error instanceof StoreClosedError;
+
+/** A pause whose resolution was not committed, pending again with its id and deadline; false when it cannot be. */
+function reopen(book: PauseBook, entry: PendingPause): boolean {
+  const { pause_id, deadline_ms } = entry.info;
+  if (book.pendingById.has(pause_id)) return false;
+  book.pendingById.set(pause_id, entry);
+  book.resolved.delete(pause_id);
+  book.deadlines.add(pause_id, deadline_ms);
+  return true;
 }
 
 /** See `StepController.submit`. */
@@ -221,8 +261,8 @@ export function submitTo(book: PauseBook, command: ContinueCommand): SubmitResul
       ? decideAnswers(entry.info, command, entry.validateAnswer ?? schemaAnswerValidator(entry.info))
       : decide(entry.info, command, entry.validateEdit, entry.results));
   if (decision instanceof StepCommandError) return { ok: false, error: decision };
-  entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL });
-  return { ok: true, pause: entry.info };
+  const committed$ = entry.resolve({ pause: entry.info, reason: reasonOf(decision), decision, by: command.by ?? LOCAL }) ?? EMPTY;
+  return { ok: true, pause: entry.info, committed$ };
 }
 
 /** See `StepController.disable`: step mode off, and the pauses it caused released. */

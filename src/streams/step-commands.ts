@@ -1,4 +1,5 @@
 import { boundsProblem, MAX_JSON_DEPTH, TOO_DEEP, TOO_DEEP_MESSAGE } from '../core/json-bounds.js';
+import type { Observable } from 'rxjs';
 import type { PauseDecision, ResultEdit } from '../core/pauses.js';
 import type { PauseInfo, ResumeReason } from './events.js';
 
@@ -42,7 +43,15 @@ export class StepCommandError extends Error {
 }
 
 export type SubmitResult =
-  | { readonly ok: true; readonly pause: PauseInfo }
+  | {
+      readonly ok: true;
+      readonly pause: PauseInfo;
+      /**
+       * Completes once the decision is committed; errors with the store's failure when it was not, and
+       * then it took no effect: the pause is pending again (docs/protocol.md, A 200 means committed).
+       */
+      readonly committed$: Observable<never>;
+    }
   | { readonly ok: false; readonly error: StepCommandError };
 
 /** Checks edited arguments for one call of `pause` against its tool's schema: a list of issues, empty when valid. */

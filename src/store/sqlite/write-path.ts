@@ -3,7 +3,8 @@ import { throwError } from 'rxjs';
 import type { FrameEvent, Store } from '../../core/store.js';
 import { StoreClosedError } from '../../core/store-errors.js';
 import type { Retention } from '../retention.js';
-import { queuedWrites, type StoreWrites, type WriteOp } from '../write-ops.js';
+import { byConversation, queuedWrites, type StoreWrites, type WriteOp } from '../write-ops.js';
+import { PartialCommitFailure } from '../../core/commit-failure.js';
 import { createFirstInTurn } from '../first-in-turn.js';
 import { createWriteQueue } from '../write-queue.js';
 import { createQueuedSeqs, type QueuedSeqs } from './queued-seqs.js';
@@ -56,8 +57,11 @@ export function createSqliteWritePath<E extends FrameEvent>(db: Database, retent
     // tick, what it waits for on disk when the transaction returns); other runs join the turn's batch
     // (../first-in-turn.ts: many runs, a transaction each otherwise).
     committed$: (convId) => {
+      // Taken before committing: a synchronous commit settles the batch at once, and a wait taken
+      // after it would find nothing open and say committed whatever happened to it.
+      const done$ = queue.committed(convId);
       if (firstInTurn(convId)) queue.commitNow();
-      return queue.committed();
+      return done$;
     },
     flush: () => {
       queue.commitNow();
@@ -79,7 +83,11 @@ export function createSqliteWritePath<E extends FrameEvent>(db: Database, retent
   };
 }
 
-/** The write queue whose every batch is one transaction of `write`. */
+/**
+ * The write queue whose every batch is one transaction of `write`. A batch that fails is written again
+ * one conversation at a time (docs/protocol.md, A 200 means committed): the others' writes commit,
+ * and only the conversations whose own writes fail hear of it.
+ */
 function transactionQueue(write: (ops: readonly WriteOp[]) => void, seqs: Pick<QueuedSeqs, 'clear'>) {
   return createWriteQueue<WriteOp>({
     commit: (ops) => {
@@ -88,8 +96,25 @@ function transactionQueue(write: (ops: readonly WriteOp[]) => void, seqs: Pick<Q
       } catch (error) {
         // The batch rolled back: its frames are not there, so the queued seqs are not either.
         seqs.clear();
-        throw error;
+        const failure = writeApart(write, ops, error);
+        if (failure !== undefined) throw failure;
       }
     },
   });
+}
+
+/** Each conversation's writes of a failed batch in a transaction of their own; what still failed, if anything. */
+function writeApart(write: (ops: readonly WriteOp[]) => void, ops: readonly WriteOp[], error: unknown): unknown {
+  const groups = byConversation(ops);
+  if (groups.size < 2) return error;
+  const failures = new Map<string, unknown>();
+  for (const [convId, group] of groups) {
+    try {
+      write(group);
+    } catch (own) {
+      failures.set(convId, own);
+    }
+  }
+  if (failures.size === 0) return undefined;
+  return failures.size === groups.size ? error : new PartialCommitFailure(failures);
 }
