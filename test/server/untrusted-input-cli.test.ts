@@ -90,6 +90,20 @@ describe('the model as untrusted input, through the CLI', () => {
     // Brackets inside strings are text, not nesting.
     expect((await post(server.base, '/debug/continue', { pause_id: 'p', reason: '['.repeat(5000) })).body.error.code).toBe('unknown_pause');
 
+    // At a real pause: a deep edit (the depth that once made SQLite refuse the decision's write after a
+    // 200) is refused before anything, nothing is recorded, and the conversation goes on being written.
+    const paused = await SemClient.connect(`${server.wsBase}/ws?conv_id=deep3`);
+    expect((await post(server.base, '/debug/step/enable', { conv_id: 'deep3' })).status).toBe(200);
+    expect((await post(server.base, '/chat', { prompt: 'book', conv_id: 'deep3' })).status).toBe(200);
+    const pause = await paused.next('debugger.pause');
+    const edit = `{"pause_id": "${pause.pause_id}", "action": "edit", "edits": {"call_q": {"question": ${nestedText(2000)}}}}`;
+    expect((await request(server.base, 'POST', '/debug/continue', edit)).body.error.code).toBe('too_deep');
+    expect((await get(server.base, '/conversations/deep3/decisions')).body.decisions).toEqual([]);
+    expect((await get(server.base, '/debug/pauses?conv_id=deep3')).body.pauses.map((p: { pause_id: string }) => p.pause_id)).toEqual([pause.pause_id]);
+    expect((await post(server.base, '/debug/continue', { pause_id: pause.pause_id, action: 'deny', reason: 'no' })).status).toBe(200);
+    expect(await paused.next('debugger.resume')).toMatchObject({ pause_id: pause.pause_id, reason: 'denied' });
+    await paused.close();
+
     const ws = await SemClient.connect(`${server.wsBase}/ws?conv_id=deep2`);
     const other = await SemClient.connect(`${server.wsBase}/ws?conv_id=deep2`);
     ws.ws.send(`{"type": "ws.ping", "x": ${'['.repeat(200)}${']'.repeat(200)}}`);
