@@ -109,7 +109,7 @@ export { isValidSignature } from './server/webhooks/signing.js';
 export type { Webhook, WebhookEvent, WebhooksConfig } from './server/webhooks/webhooks-config.js';
 export type { TokenTable } from './server/auth.js';
 export type { ConversationDirectory, ConversationSummary, ConversationView, ListedPause } from './core/directory.js';
-export type { CommandHandler, CommandPort, CommandReply, CommandRequest } from './core/commands.js';
+export type { CancelCommand, Command, CommandFailure, CommandHandler, CommandPort, CommandRequest, CommandResult, CommandValues, DecideCommand, StepModeCommand } from './core/commands.js';
 export type { BoundaryHook } from './operators/tool-loop.js';
 export { createOpenAIChatEngine, OPENAI_CHAT_DEFAULTS, type OpenAIChatEngineConfig } from './engines/openai-chat.js';
 export { createOpenAIResponsesEngine, OPENAI_RESPONSES_DEFAULTS, type OpenAIResponsesEngineConfig } from './engines/openai-responses.js';

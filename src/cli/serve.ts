@@ -117,7 +117,6 @@ function announceListening(server: StepwiseServer, options: ServeOptions, tokens
   if (options.webhooks) console.log(`webhooks: pause events are sent as --webhooks ${options.webhooks} lists`);
   // Their links decide as POST /debug/continue does (docs/protocol.md, Webhooks and signed links): said at
   // once, rather than found out when an approver's click answers 404.
-  if (options.webhooks && !debug) console.log('webhooks: their links answer 404 without debug mode; start with --debug for them to decide');
   console.log(`stepwise listening on http://${host}:${port}`);
 }
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { CommandHandler, CommandPort, CommandReply, CommandRequest } from '../core/commands.js';
+import type { Command, CommandHandler, CommandPort, CommandRequest, CommandResult } from '../core/commands.js';
 import type { Ownership } from './ownership.js';
 import { createReplyWaits, type ReplyWaits } from './reply-waits.js';
 
@@ -30,7 +30,7 @@ interface Envelope {
 }
 
 /** Try again in a second: the run's owner is changing (a takeover) or did not answer. */
-const retry = (code: string, message: string): CommandReply => ({ status: 503, body: { error: { code, message } }, retry_after_s: 1 });
+const retry = (code: string, message: string): CommandResult => ({ ok: false, error: { code, message, retry_after_s: 1 } });
 
 /**
  * Commands between instances over Redis pub/sub: the instance a route lands on PUBLISHes the command
@@ -55,7 +55,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
    * finds the owner. Undefined when it is this instance's to serve (nobody holds the run, or its
    * owner is gone and left no run to take over).
    */
-  const forward = async (convId: string, request: CommandRequest): Promise<CommandReply | undefined> => {
+  const forward = async (convId: string, request: CommandRequest): Promise<CommandResult | undefined> => {
     const id = `${ownership.instanceId}-${(counter++).toString(36)}`;
     // Waiting before sending: the owner's reply may arrive before the script's own.
     const reply = waits.wait(id);
@@ -80,10 +80,11 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
 
   return {
     ready,
-    send: async (request) => {
+    send: async <C extends Command>(request: CommandRequest<C>): Promise<CommandResult<C>> => {
       const convId = request.conv_id;
       if (convId === undefined || ownership.tokenOf(convId) !== undefined) return config.handler(request);
-      const forwarded = await forward(convId, request);
+      // The result of this command, from the instance that ran it: of the type its command asks for.
+      const forwarded = (await forward(convId, request)) as CommandResult<C> | undefined;
       if (forwarded) return forwarded;
       // Nobody runs it: an idle conversation, served here as the store has it.
       await config.join(convId);
@@ -104,10 +105,9 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
 function listen(config: ClusterCommandsConfig, own: string, waits: ReplyWaits, channelOf: (instanceId: string) => string): Promise<void> {
   const { publisher, subscriber } = config;
   const serve = async (envelope: Envelope): Promise<void> => {
-    const reply = await config.handler(envelope.request).catch((error: unknown) => ({
-      status: 500,
-      body: { error: { code: 'internal', message: error instanceof Error ? error.message : 'the owner failed' } },
-    }));
+    const reply = await config.handler(envelope.request).catch(
+      (error: unknown): CommandResult => ({ ok: false, error: { code: 'internal', message: error instanceof Error ? error.message : 'the instance running it failed' } }),
+    );
     await publisher.publish(`${channelOf(envelope.from)}:replies`, JSON.stringify({ id: envelope.id, reply }));
   };
   subscriber.on('message', (channel: string, message: string) => {
@@ -115,7 +115,7 @@ function listen(config: ClusterCommandsConfig, own: string, waits: ReplyWaits, c
       void serve(JSON.parse(message) as Envelope).catch(() => undefined);
       return;
     }
-    const { id, reply } = JSON.parse(message) as { id: string; reply: CommandReply };
+    const { id, reply } = JSON.parse(message) as { id: string; reply: CommandResult };
     waits.answer(id, reply);
   });
   const ready = subscriber.subscribe(own, `${own}:replies`).then(() => undefined);

@@ -1,3 +1,4 @@
+import { mayAccess as mayUserAccess } from '../core/access.js';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { HttpError } from './errors.js';
@@ -81,5 +82,5 @@ export function isOriginAllowed(req: IncomingMessage, allowed: readonly string[]
 
 /** Whether `caller` may see a conversation owned by `owner` (single-user servers own everything). */
 export function mayAccess(caller: Caller, owner: string | undefined): boolean {
-  return caller.user === undefined || owner === undefined || owner === caller.user;
+  return mayUserAccess(caller.user, owner);
 }

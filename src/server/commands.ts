@@ -1,58 +1,49 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { lastValueFrom, timeout, TimeoutError, type Observable } from 'rxjs';
-import { commitFailureCode } from '../core/commit-failure.js';
-import type { CommandHandler, CommandReply } from '../core/commands.js';
-import { LeaseLostError } from '../core/store-errors.js';
+import { CommandError, type Command, type CommandFailure, type CommandRequest, type CommandResult } from '../core/commands.js';
+import { whenCommitted } from '../sessions/commands/commits.js';
 import { callerFrom, type Caller } from './auth.js';
-import { assertDebug, CONV_ID, type ServerContext } from './context.js';
-import { errorBody, HttpError, tryAgain } from './errors.js';
+import { CONV_ID, type ServerContext } from './context.js';
+import { errorBody, HttpError } from './errors.js';
 
 /**
- * A command that steers a run, as a function of the caller and the request body, served by the
- * process that owns the run (the command port brings it there, docs/protocol.md, Several instances).
- * `convId` is the conversation the route found the command to be about. A refusal is a thrown `HttpError`.
+ * The HTTP status of each command failure's code (docs/protocol.md, Errors): the one place where
+ * what a command says becomes what a route answers. A code not listed is a 500.
  */
-export type StepCommand = (context: ServerContext, caller: Caller, body: unknown, convId: string | undefined) => unknown;
+const STATUS_OF: Readonly<Record<string, number>> = Object.freeze({
+  invalid_request: 400,
+  invalid_action: 400,
+  invalid_arguments: 400,
+  too_deep: 400,
+  forbidden: 403,
+  not_found: 404,
+  unknown_pause: 404,
+  pause_resolved: 409,
+  run_in_progress: 409,
+  internal: 500,
+  store_failed: 500,
+  store_unavailable: 503,
+  owner_unavailable: 503,
+  owner_changed: 503,
+  pause_not_ready: 503,
+});
 
-/** How long a command waits for what it did to be committed before it answers 503 (the store is away). */
-const COMMIT_WAIT_MS = 4000;
+export const statusOf = (failure: Pick<CommandFailure, 'code'>): number => STATUS_OF[failure.code] ?? 500;
+
+/** A command's failure as the route's refusal. */
+export const httpErrorOf = (failure: CommandFailure): HttpError =>
+  new HttpError(statusOf(failure), failure.code, failure.message, failure.details, failure.extra, failure.retry_after_s);
 
 /**
  * Resolves once the conversation's writes queued so far are committed: a 200 is a promise that
- * survives `kill -9` the next instant. 503 with `Retry-After` when the store refused them (another
- * instance owns the run now: sent again, the command reaches it) or did not commit them in time.
+ * survives `kill -9` the next instant. A route's own refusal otherwise (see `whenCommitted`).
  */
 export async function committed(context: ServerContext, convId: string): Promise<void> {
   try {
-    await lastValueFrom(context.stepwise.store.committed$(convId).pipe(timeout({ first: COMMIT_WAIT_MS })), { defaultValue: undefined });
+    await whenCommitted(context.stepwise.store.committed$(convId));
   } catch (error) {
-    committedFailure(error);
+    throw error instanceof CommandError ? httpErrorOf(error) : error;
   }
 }
-
-/** A commit wait's failure as the command's reply. */
-function committedFailure(error: unknown): never {
-  if (error instanceof LeaseLostError) throw tryAgain('owner_changed', 'another instance runs this conversation now and this command was not recorded; send it again');
-  if (error instanceof TimeoutError) throw tryAgain('store_unavailable', 'the store did not confirm this command in time; send it again (a decision already recorded answers 409 pause_resolved)');
-  throw new HttpError(commitFailureCode(error) === 'store_unavailable' ? 503 : 500, commitFailureCode(error), `the store did not record this command: ${messageOf(error)}`);
-}
-
-/**
- * Resolves once a decision is committed (`SubmitResult.committed$`). One the store refused took no effect:
- * 503 `store_unavailable` (send it again) when the store could not write, 500 `store_failed` when it
- * refused what was written (docs/protocol.md, A 200 means committed).
- */
-export async function decisionCommitted(committed$: Observable<never>): Promise<void> {
-  try {
-    await lastValueFrom(committed$.pipe(timeout({ first: COMMIT_WAIT_MS })), { defaultValue: undefined });
-  } catch (error) {
-    if (error instanceof LeaseLostError || error instanceof TimeoutError) return committedFailure(error);
-    if (commitFailureCode(error) === 'store_unavailable') throw tryAgain('store_unavailable', 'the store could not record this decision and it took no effect; send it again');
-    throw new HttpError(500, 'store_failed', `the store refused to record this decision and it took no effect: ${messageOf(error)}`);
-  }
-}
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * What a listing shows, once the store has committed it: a pause an operator is shown survives a
@@ -64,44 +55,31 @@ export async function committedOnly<T>(context: ServerContext, listed: T): Promi
   return listed;
 }
 
-/** Serves the commands that reach this process, by route, with the route's own functions. */
-export function createCommandHandler(context: () => ServerContext, commands: Readonly<Record<string, StepCommand>>, onError?: (error: unknown) => void): CommandHandler {
-  return async ({ name, user, by, body, conv_id }) => {
-    const command = commands[name];
-    if (!command) return { status: 404, body: errorBody('not_found', `no command ${name}`) };
-    try {
-      return { status: 200, body: await command(context(), { user, ...(by === undefined ? {} : { by }) }, body, conv_id) };
-    } catch (error) {
-      if (!(error instanceof HttpError)) {
-        onError?.(error);
-        return { status: 500, body: errorBody('internal', 'internal server error') };
-      }
-      const reply = { status: error.status, body: { ...(error.extra ?? {}), ...errorBody(error.code, error.message, error.details) } };
-      return error.retryAfterS === undefined ? reply : { ...reply, retry_after_s: error.retryAfterS };
-    }
-  };
-}
-
 /**
- * The route of a command: it finds the conversation the command is about (`target`) and sends the
- * command through the command port, which serves it here or on the instance that owns the run.
+ * The route of a command: it reads the command from the request (a malformed one is the route's 400),
+ * sends it through the command port, which serves it here or on the instance that runs its
+ * conversation, and answers its result: `{ok: true, ...value}`, or its failure with the failure's status.
  */
-export function commandRoute(context: ServerContext, name: string, target: (body: unknown) => Promise<string | undefined>): RequestHandler {
+export function commandRoute<C extends Command>(context: ServerContext, read: (req: Request, caller: Caller) => C | Promise<C>, target: (command: C) => Promise<string | undefined>): RequestHandler {
   return async (req: Request, res: Response) => {
-    if (name.startsWith('/debug/')) assertDebug(context);
-    const convId = await target(req.body);
     const caller = callerFrom(res);
-    send(res, await context.commands.send({ name, body: req.body, ...(convId === undefined ? {} : { conv_id: convId }), ...(caller.user ? { user: caller.user } : {}) }));
+    const command = await read(req, caller);
+    const convId = await target(command);
+    const request: CommandRequest<C> = { command, ...(convId === undefined ? {} : { conv_id: convId }), ...(caller.user ? { user: caller.user } : {}) };
+    sendResult(res, await context.commands.send(request));
   };
 }
 
-/** The conversation a body names by `conv_id`, when it is one. */
-export const convIdOfBody = (body: unknown): Promise<string | undefined> => {
-  const convId = (body as { conv_id?: unknown } | undefined)?.conv_id;
-  return Promise.resolve(typeof convId === 'string' && CONV_ID.test(convId) ? convId : undefined);
-};
+/** The conversation a command names by `conv_id`, when it is one. */
+export const convIdOf = (command: { readonly conv_id?: string }): Promise<string | undefined> =>
+  Promise.resolve(command.conv_id !== undefined && CONV_ID.test(command.conv_id) ? command.conv_id : undefined);
 
-function send(res: Response, reply: CommandReply): void {
-  if (reply.retry_after_s !== undefined) res.setHeader('Retry-After', String(reply.retry_after_s));
-  res.status(reply.status).json(reply.body);
+function sendResult(res: Response, result: CommandResult): void {
+  if (result.ok) {
+    res.json({ ok: true, ...result.value });
+    return;
+  }
+  const { error } = result;
+  if (error.retry_after_s !== undefined) res.setHeader('Retry-After', String(error.retry_after_s));
+  res.status(statusOf(error)).json({ ...(error.extra ?? {}), ...errorBody(error.code, error.message, error.details) });
 }

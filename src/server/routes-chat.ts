@@ -3,8 +3,9 @@ import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
 import { RunInProgressError, type RunHandle, type Session } from '../sessions/session.js';
 import { callerFrom, type Caller } from './auth.js';
-import { commandRoute, committed, convIdOfBody, type StepCommand } from './commands.js';
-import { assertOwner, convIdSchema, ownedSession, type ServerContext } from './context.js';
+import type { CancelCommand } from '../core/commands.js';
+import { commandRoute, committed, convIdOf } from './commands.js';
+import { assertOwner, convIdSchema, type ServerContext } from './context.js';
 import { HttpError, invalidRequest, notFound, parseOr400 } from './errors.js';
 import { forbiddenOverrides, PROFILE_OVERRIDES, profileChoices, toolsOutside, type Profile } from './profiles.js';
 
@@ -26,18 +27,12 @@ export type ChatBody = z.infer<typeof chatSchema>;
 
 const cancelSchema = z.object({ conv_id: convIdSchema });
 
-export const cancelRun: StepCommand = async (context, caller, body) => {
-  const { conv_id } = parseOr400(cancelSchema, body);
-  const cancelled = ownedSession(context, caller, conv_id).cancel();
-  await committed(context, conv_id);
-  return { ok: true, cancelled };
-};
 
 /** `POST /chat`, `POST /chat/cancel` and `POST /chat/:profile` (docs/protocol.md, Profiles file). */
 export function chatRoutes(context: ServerContext): Router {
   const router = loadExpress().Router();
   router.post('/chat', (req, res) => startChat(context, req, res));
-  router.post('/chat/cancel', commandRoute(context, '/chat/cancel', convIdOfBody));
+  router.post('/chat/cancel', commandRoute(context, (req): CancelCommand => ({ type: 'cancel', ...parseOr400(cancelSchema, req.body) }), convIdOf));
   // After /chat/cancel, which keeps its meaning: no profile may be called `cancel`.
   router.post('/chat/:profile', (req, res) => startChat(context, req, res, req.params['profile']));
   return router;

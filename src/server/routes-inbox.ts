@@ -1,11 +1,13 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { bySoonest, type ListedPause } from '../core/directory.js';
+import type { DecideCommand } from '../core/commands.js';
 import type { PauseInfo } from '../core/pauses.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { committedOnly } from './commands.js';
 import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
-import { parseOr400 } from './errors.js';
+import { HttpError, parseOr400 } from './errors.js';
+import { decideRoute, decisionSchema } from './routes-debug.js';
 import { count, singleValues } from './routes-conversations.js';
 import { loadExpress } from './server-deps.js';
 
@@ -48,7 +50,7 @@ export async function inboxPauses(context: ServerContext, caller: Caller, filter
   return listed.map(({ pause }) => pause);
 }
 
-/** `GET /pauses`: the inbox, across conversations (docs/protocol.md, The inbox). */
+/** `GET /pauses`: the inbox, across conversations, and `POST /pauses/:pause_id`: a decision (docs/protocol.md, The inbox). */
 export function inboxRoutes(context: ServerContext): Router {
   const router = loadExpress().Router();
   router.get('/pauses', async (req, res) => {
@@ -62,5 +64,17 @@ export function inboxRoutes(context: ServerContext): Router {
     const pauses = await committedOnly(context, await inboxPauses(context, caller, filter));
     res.json({ pauses });
   });
+  // Approvals need no debugger (docs/protocol.md, The inbox): any pending pause is answered here.
+  router.post('/pauses/:pause_id', decideRoute(context, (req) => decisionOf(parseOr400(pauseIdSchema, req.params['pause_id'], 'pause_id'), req.body)));
   return router;
+}
+
+const pauseIdSchema = z.string().min(1).max(256);
+
+/** The body of `/debug/continue` without `pause_id`; result edits stay a debugging feature. */
+function decisionOf(pauseId: string, body: unknown): DecideCommand {
+  if (typeof body === 'object' && body !== null && Object.hasOwn(body, 'results')) {
+    throw new HttpError(400, 'invalid_action', 'result edits need debug mode: send them to POST /debug/continue');
+  }
+  return { type: 'decide', ...parseOr400(decisionSchema, body ?? {}), pause_id: pauseId };
 }

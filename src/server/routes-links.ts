@@ -1,4 +1,5 @@
 import type { Request, Response, Router } from 'express';
+import { statusOf } from './commands.js';
 import type { ServerContext } from './context.js';
 import { errorBody } from './errors.js';
 import { loadExpress } from './server-deps.js';
@@ -46,16 +47,18 @@ export function linkRoutes(context: ServerContext, signer: LinkSigner | undefine
     if ((asked.pause_id !== undefined && asked.pause_id !== claims.pause_id) || (asked.action !== undefined && asked.action !== claims.action)) {
       return answer(req, res, refusal(403, 'link_mismatch', 'this link is for another pause or another action'));
     }
-    const reply = await context.commands.send({
-      name: '/debug/continue',
+    const result = await context.commands.send({
+      command: { type: 'decide', pause_id: claims.pause_id, conv_id: claims.conv_id, action: claims.action, ...(claims.action === 'deny' ? { reason: 'denied through a signed link' } : {}) },
       conv_id: claims.conv_id,
       by: 'link',
-      body: { pause_id: claims.pause_id, conv_id: claims.conv_id, action: claims.action, ...(claims.action === 'deny' ? { reason: 'denied through a signed link' } : {}) },
     });
-    if (reply.retry_after_s !== undefined) res.setHeader('Retry-After', String(reply.retry_after_s));
-    const message = (reply.body as { error?: { message?: string } }).error?.message;
-    const done = reply.status === 200;
-    answer(req, res, { status: reply.status, body: reply.body, page: { title: done ? `${verb(claims)}: done` : 'Not done', text: done ? 'The run goes on.' : (message ?? 'refused') } });
+    if (result.ok) {
+      answer(req, res, { status: 200, body: { ok: true, ...result.value }, page: { title: `${verb(claims)}: done`, text: 'The run goes on.' } });
+      return;
+    }
+    const { error } = result;
+    if (error.retry_after_s !== undefined) res.setHeader('Retry-After', String(error.retry_after_s));
+    answer(req, res, { status: statusOf(error), body: errorBody(error.code, error.message, error.details), page: { title: 'Not done', text: error.message } });
   });
   return router;
 }

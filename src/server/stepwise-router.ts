@@ -45,6 +45,7 @@ const ROUTES: readonly (readonly [string, string])[] = [
   ['/grants', 'GET'],
   ['/grants/:grant_id', 'DELETE'],
   ['/pauses', 'GET'],
+  ['/pauses/:pause_id', 'POST'],
   ['/healthz', 'GET'],
   ['/ag-ui', 'POST'],
   ['/ag-ui/:profile', 'POST'],

@@ -4,12 +4,10 @@ import { loadWs } from './server-deps.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { Store } from '../core/store.js';
 import type { TokenTable } from './auth.js';
-import { createCommandHandler, type StepCommand } from './commands.js';
+import { createCommandHandler } from '../sessions/commands/handler.js';
 import type { ServerContext } from './context.js';
 import { createFrameEncoder } from './frame-encoder.js';
 import { createProfileTable, type Profile } from './profiles.js';
-import { cancelRun } from './routes-chat.js';
-import { continuePause, disableStep, enableStep } from './routes-debug.js';
 import type { ToolSource } from './routes-tools.js';
 import { buildRouter } from './stepwise-router.js';
 import { createWsForwarder } from './ws-forwarder.js';
@@ -79,14 +77,6 @@ export interface StepwiseServer {
   close(): Promise<void>;
 }
 
-/** The commands a run's owner serves, by route (docs/protocol.md, Several instances). */
-const STEP_COMMANDS: Readonly<Record<string, StepCommand>> = Object.freeze({
-  '/chat/cancel': cancelRun,
-  '/debug/step/enable': enableStep,
-  '/debug/step/disable': disableStep,
-  '/debug/continue': continuePause,
-});
-
 /**
  * The server of a runtime, built from the runtime's ports (commands, directory, frames), so it is
  * the same on one process or on an instance of a service. `stepwise serve` is made of exactly this.
@@ -96,7 +86,7 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
   const hosts = createHostGuard(options.tokens ?? new Map(), options.allowedHosts);
   // Subscribed before any client, so it sees every committed frame first and in hub order.
   const encoder = createFrameEncoder(stepwise.frames.events$, stepwise.store);
-  const handler = createCommandHandler(() => context, STEP_COMMANDS, options.onError);
+  const handler = createCommandHandler(stepwise, options.onError ? { onError: options.onError } : {});
   const context: ServerContext = {
     stepwise,
     encoder,

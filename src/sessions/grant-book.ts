@@ -99,3 +99,6 @@ export const grantTargetOf = (session: { readonly conv_id: string; readonly owne
     ...(session.owner === undefined ? {} : { owner: session.owner }),
     ...(session.profile === undefined ? {} : { profile: session.profile }),
   };
+
+/** A grant as it is shown: whose conversations it covers stays the server's. */
+export const publicGrant = ({ owner: _owner, ...grant }: GrantRecord): Omit<GrantRecord, 'owner'> => grant;

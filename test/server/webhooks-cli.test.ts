@@ -83,19 +83,6 @@ describe('serve --webhooks and --public-url', () => {
     expect(runCli(['serve', '--store', 'memory', '--webhook-max-attempts', '0']).output).toContain('--webhook-max-attempts must be an integer from 1');
   });
 
-  it('should say at start that the links need debug mode when it is off, and not when it is on', async () => {
-    const file = join(dir, 'quiet.json');
-    writeFileSync(file, JSON.stringify({ webhooks: [{ url: 'http://127.0.0.1:9/', secret: SECRET }], link_secret: LINK_SECRET }));
-    for (const [flags, warned] of [[[], true], [['--debug'], false]] as const) {
-      const server = await startCli(['--port', '0', '--store', 'memory', '--webhooks', file, ...flags]);
-      try {
-        expect(server.stdout().includes('their links answer 404 without debug mode')).toBe(warned);
-      } finally {
-        await server.stop();
-      }
-    }
-  });
-
   it('should make links under --public-url', async () => {
     const receiver = await startReceiver(SECRET);
     const file = join(dir, 'webhooks.json');

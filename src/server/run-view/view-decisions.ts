@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import type { PauseInfo } from '../../core/pauses.js';
 import type { StepwiseEvent } from '../../streams/events.js';
 import type { Caller } from '../auth.js';
+import { statusOf } from '../commands.js';
 import { ownedConversation, type ServerContext } from '../context.js';
 import { resumedRun$ } from './run-segment.js';
 
@@ -59,7 +60,7 @@ export async function pendingPause(context: ServerContext, convId: string, pause
   return found.pause;
 }
 
-/** A decision a view took, in the body `POST /debug/continue` takes (docs/protocol.md, Decisions). */
+/** A decision a view took (docs/protocol.md, Decisions). */
 export interface ViewDecision {
   readonly action: 'continue' | 'deny' | 'edit' | 'answer';
   readonly tool_call_ids?: readonly string[];
@@ -70,8 +71,8 @@ export interface ViewDecision {
 }
 
 /**
- * Takes a view's decision at a pause through the command port, exactly as `/debug/continue` does,
- * so it reaches the run's owner on any instance and the first decision of any view wins. Resolves,
+ * Takes a view's decision at a pause through the command port, as every frontend does, so it
+ * reaches the instance that runs it and the first decision of any view wins. Resolves,
  * once the decision is committed, with the run's segment from that decision to its next pause or its
  * end; rejects with the owner's refusal as a `ViewRefusal`, and then nothing changed.
  */
@@ -79,17 +80,14 @@ export async function decide(context: ServerContext, caller: Caller, pause: Paus
   const convId = pause.conv_id;
   // Taken before the decision: the resumed frames come after it, read from the log if they are already there.
   const sinceSeq = context.stepwise.frames.lastSeq(convId);
-  const reply = await context.commands.send({
-    name: '/debug/continue',
+  const result = await context.commands.send({
+    command: { type: 'decide', ...decision, pause_id: pause.pause_id, conv_id: convId },
     conv_id: convId,
-    body: { ...decision, pause_id: pause.pause_id, conv_id: convId },
     ...(caller.user ? { user: caller.user } : {}),
   });
-  if (reply.status === 200) return resumedRun$(context.stepwise.frames, convId, sinceSeq, pause.pause_id);
-  const error = (reply.body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  const code = typeof error?.code === 'string' ? error.code : 'internal';
-  const message = typeof error?.message === 'string' ? error.message : `the decision was refused (${reply.status})`;
-  throw new ViewRefusal(reply.status, code, message, reply.retry_after_s);
+  if (result.ok) return resumedRun$(context.stepwise.frames, convId, sinceSeq, pause.pause_id);
+  const { error } = result;
+  throw new ViewRefusal(statusOf(error), error.code, error.message, error.retry_after_s);
 }
 
 /** The JSON Schema of a tool's parameters, as advertised to models; an open object for a tool not known here. */
