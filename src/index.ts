@@ -83,6 +83,7 @@ export { answerWith, continueWith, denyWith, editCall, editResults, editWith, ty
 export { DEFAULT_RETENTION, type RetentionConfig } from './sessions/retention.js';
 export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Stepwise, type StepwiseConfig } from './sessions/runtime.js';
 export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';
+export type { UnrestoredRun } from './sessions/unrestored.js';
 export { ForkError, type ForkErrorCode, type ForkRequest, type ForkResult } from './sessions/fork.js';
 export {
   createMemoryStore,
@@ -100,6 +101,7 @@ export {
   StoreLockedError,
   StoreUnavailableError,
   StoreUnreadableError,
+  StoredRowError,
   type StoreErrorCode,
 } from './core/store-errors.js';
 export { createStepwiseServer } from './server/lazy-server.js';

@@ -97,6 +97,8 @@ async function recoverAndListen(server: StepwiseServer, options: ServeOptions, p
   if (recovered.conversations > 0) {
     console.log(`store: ${recovered.conversations} conversation(s) restored, ${recovered.runs} run(s) resumed (${recovered.pauses} paused)`);
   }
+  // Each ended failed and stored as ended (docs/protocol.md, Durability): the next start does not try it again.
+  for (const failed of recovered.failed ?? []) console.log(`store: the run ${failed.inference_id} of ${failed.conv_id} could not be restored and ended failed: ${failed.error}`);
   await new Promise<void>((done, fail) => {
     server.http.once('error', fail);
     server.http.listen(options.port, options.host, () => {

@@ -21,6 +21,8 @@ export interface ClusterStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
   /** The conversation of any pause of the service, pending or resolved. */
   convOfPause(pauseId: string): Promise<string | undefined>;
+  /** The conversations with an unfinished run, also one whose checkpoint cannot be read back. */
+  unfinished(): Promise<string[]>;
   /** The service's pending pauses in deadline order, a page at a time (the inbox's soonest first). */
   pausesByDeadline(offset: number, count: number): Promise<PausePage>;
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
@@ -172,10 +174,11 @@ export function commandsOf(instance: Instance, handler: CommandHandler): Cluster
  * else writes a run, so what recovery then loads of it is its latest state; a snapshot read before
  * could be older than a decision its live owner took meanwhile (and the run it ended, its lease
  * released), and resumed from it the run would pause again at a pause already decided. The store
- * first: an unreachable Redis is said in its words (the CLI exits 1 with it).
+ * first: an unreachable Redis is said in its words (the CLI exits 1 with it). A run whose checkpoint
+ * cannot be read back is claimed too: recovery ends it failed (docs/protocol.md, Durability).
  */
 export async function recoverClaimed(instance: Instance, options: RecoverOptions): Promise<RecoveryReport> {
-  const convIds = [...new Set((await instance.store.checkpoints()).map((checkpoint) => checkpoint.conv_id))];
+  const convIds = await instance.store.unfinished();
   const taken = await Promise.all(convIds.map(async (convId) => ((await instance.ownership.acquire(convId)) ? convId : undefined)));
   const claimed = new Set(taken.filter((convId): convId is string => convId !== undefined));
   return instance.base.recover({ ...options, claim: async (ids) => new Set(ids.filter((convId) => claimed.has(convId))) });
@@ -195,6 +198,9 @@ export function watchOrphansOf(instance: Instance, options: RecoverOptions): { d
     runningHere: () => new Set(instance.runningHere()),
     takeOver: async (convId) => {
       const taken = await base.takeOver(convId, options);
+      // Ended failed and stored as ended: it is not taken over again at the next look.
+      for (const failed of taken.failed ?? []) log(`cluster: the run ${failed.inference_id} of ${convId} could not be taken over and ended failed: ${failed.error}`);
+      if (taken.failed) return;
       log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
     },
     onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),

@@ -112,7 +112,8 @@ async function deadInstances({ redis, registryKey, heartbeatKey }: OrphanWatchCo
 async function takeOverOrphans(config: OrphanWatchConfig): Promise<boolean> {
   const fields = await config.redis.hkeys(config.checkpointsKey);
   const here = config.runningHere();
-  const convIds = [...new Set(fields.map(convOfCheckpointField))].filter((convId) => !here.has(convId));
+  // A field that names no conversation is no run to take over; it must not stop the look at the others.
+  const convIds = [...new Set(fields.flatMap((field) => convOfCheckpointField(field) ?? []))].filter((convId) => !here.has(convId));
   const orphans = await config.ownership.orphans(convIds);
   let complete = true;
   // A few at a time: a dead owner's thousand runs are back within the lease plus a second.

@@ -64,4 +64,24 @@ export interface StoreSnapshot {
   readonly conversations: readonly StoredConversation[];
   readonly pauses: readonly StoredPause[];
   readonly checkpoints: readonly RunCheckpoint[];
+  /**
+   * The rows that could not be read back, left out of the lists above; absent when there are none.
+   * Recovery ends the run of each one's conversation `failed` (docs/protocol.md, Durability).
+   */
+  readonly unreadable?: readonly UnreadableRow[];
+}
+
+/**
+ * A stored row that cannot be read back (it does not parse, has the wrong shape, or nests too deep),
+ * named by what its key says of it. A turn's blocks are read when first used instead: a turn that
+ * cannot be read throws a `StoredRowError` then.
+ */
+export interface UnreadableRow {
+  readonly conv_id: string;
+  /** The run whose checkpoint it is, for a checkpoint row. */
+  readonly inference_id?: string;
+  /** The pause it is, for a pause row. */
+  readonly pause_id?: string;
+  /** The `StoredRowError`'s message: which row, and what is wrong with it. */
+  readonly error: string;
 }

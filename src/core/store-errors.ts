@@ -3,7 +3,7 @@
  * unreadable, unavailable) into a message and exit 1; the server into 503 `store_unavailable`.
  */
 
-export type StoreErrorCode = 'store_locked' | 'store_unreadable' | 'store_sequence' | 'store_closed' | 'store_unavailable' | 'lease_lost';
+export type StoreErrorCode = 'store_locked' | 'store_unreadable' | 'stored_row_unreadable' | 'store_sequence' | 'store_closed' | 'store_unavailable' | 'lease_lost';
 
 /** Every store failure the CLI and server can turn into a message (and an exit 1 at start). */
 export class StoreError extends Error {
@@ -36,6 +36,21 @@ export class StoreUnreadableError extends StoreError {
     readonly reason: string,
   ) {
     super('store_unreadable', `cannot read the store ${file}: ${reason} (the file was left untouched)`);
+  }
+}
+
+/**
+ * One stored row cannot be read back (it does not parse, has the wrong shape, or nests deeper than a
+ * stored value may): the store itself is readable, and recovery ends the one run the row belongs to
+ * `failed` (docs/protocol.md, Durability). `what` names the row, `reason` says what is wrong with it.
+ */
+export class StoredRowError extends StoreError {
+  override readonly name = 'StoredRowError';
+  constructor(
+    readonly what: string,
+    readonly reason: string,
+  ) {
+    super('stored_row_unreadable', `${what} cannot be read back: ${reason}`);
   }
 }
 

@@ -5,7 +5,7 @@ import type { FrameEvent, FramePage, FrameQuery, StoredFrame } from './store-fra
 import type { ConversationRecord, DecisionRecord, JsonValue, StepSetting, StoredPause } from './store-records.js';
 import type { Turn } from './turns.js';
 
-export type { CheckpointPhase, ResolvedPause, RunCheckpoint, StoredConversation, StoreSnapshot } from './checkpoints.js';
+export type { CheckpointPhase, ResolvedPause, RunCheckpoint, StoredConversation, StoreSnapshot, UnreadableRow } from './checkpoints.js';
 export type { FrameEvent, FramePage, FrameQuery, StoredFrame, WireFrame } from './store-frames.js';
 export type {
   ConversationRecord,
@@ -91,7 +91,12 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   committed$(convId: string): Observable<never>;
 
   // Reads: each sees every write queued before it.
-  load(): Promise<StoreSnapshot>;
+  /**
+   * What recovery rebuilds runs from: every conversation, or only `convId`'s (a takeover; empty when
+   * the store has none). A row that cannot be read back is left out and named in `unreadable`, never
+   * fails the load; a turn's blocks may be read when first used, and then throw a `StoredRowError`.
+   */
+  load(convId?: string): Promise<StoreSnapshot>;
   conversation(convId: string): Promise<ConversationRecord | undefined>;
   /** Oldest first; only `owner`'s when given. */
   conversations(owner?: string): Promise<ConversationRecord[]>;
@@ -105,7 +110,7 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   pauses(convId?: string): Promise<StoredPause[]>;
   /** Oldest first. */
   decisions(convId: string): Promise<DecisionRecord[]>;
-  /** Checkpoints of unfinished runs, of one conversation or of all. */
+  /** Checkpoints of unfinished runs, of one conversation or of all; one that cannot be read back is left out (`load` names it). */
   checkpoints(convId?: string): Promise<RunCheckpoint[]>;
   engineState(convId: string): Promise<JsonValue | undefined>;
   /**
@@ -117,6 +122,7 @@ export interface Store<E extends FrameEvent = FrameEvent, W = never> {
   /**
    * One run's checkpoint, read at once: a store whose reads are synchronous (SQLite) offers it, so a
    * hibernated run keeps no copy of it in memory (docs/protocol.md, Durability). Absent: the runtime keeps one.
+   * Throws a `StoredRowError` when it cannot be read back.
    */
   readonly checkpointNow?: (convId: string, inferenceId: string) => RunCheckpoint | undefined;
   /**

@@ -1,6 +1,7 @@
 import type { Subject } from 'rxjs';
 import type { Engine } from '../core/engine.js';
 import { toJsonText } from '../core/json.js';
+import { StoredRowError } from '../core/store-errors.js';
 import type { RunCheckpoint } from '../core/store.js';
 import type { Block } from '../core/turns.js';
 import type { RunContext, RunTools } from '../operators/loop-state.js';
@@ -84,26 +85,20 @@ export class SleepingRun {
     return this.pause.info.turn_id;
   }
 
-  /** Its checkpoint, read with `stored` when it kept none; throws when the store cannot say it (closed under its runtime). */
+  /**
+   * Its checkpoint, read with `stored` when it kept none; throws when the store cannot say it: a
+   * `StoreClosedError` (closed under its runtime), or one that it cannot be read back (docs/protocol.md, Durability).
+   */
   read(stored: StoredCheckpoint | undefined): RunCheckpoint {
     const { kept } = this;
     const at = this.pause.info;
     if (kept === undefined) {
       const checkpoint = stored?.(at);
-      if (!checkpoint) throw new Error(`the store has no checkpoint of the hibernated run ${at.inference_id}`);
+      if (!checkpoint) throw new StoredRowError(`the checkpoint of run ${at.inference_id}`, 'the store has none');
       return checkpoint;
     }
     const { conv_id, session_id, inference_id, turn_id } = at;
     return { conv_id, session_id, inference_id, turn_id, ...(JSON.parse(kept) as Omit<RunCheckpoint, keyof CheckpointIds>) };
-  }
-
-  /** The checkpoint, or undefined when the store cannot say it. */
-  readIfReadable(stored: StoredCheckpoint | undefined): RunCheckpoint | undefined {
-    try {
-      return this.read(stored);
-    } catch {
-      return undefined;
-    }
   }
 }
 

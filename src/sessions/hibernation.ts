@@ -71,7 +71,8 @@ function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: Ru
  * Every hibernated run's wake, one function for all of them (a closure per pause cost heap for as long
  * as it waited): the run of the resolved pause's session rebuilt, queued once the resolution is
  * committed (the controller waits for that). A session closed since has cancelled its pause, so the
- * session found is the one whose run waits at it.
+ * session found is the one whose run waits at it. A run that cannot be rebuilt from its stored
+ * checkpoint ends `failed` in `Session.wake`, which never throws into the slice queue.
  */
 const wakeOf = (ports: HibernationPorts): Wake => (resolution) => {
   const { pause, decision } = resolution;
@@ -81,14 +82,15 @@ const wakeOf = (ports: HibernationPorts): Wake => (resolution) => {
 };
 
 function readAndHibernate(ports: HibernationPorts, pause: PauseInfo, wake: Wake): void {
-  ports.store.checkpoints(pause.conv_id).then(
-    (checkpoints) => {
+  ports.store
+    .checkpoints(pause.conv_id)
+    .then((checkpoints) => {
       const checkpoint = checkpoints.find((candidate) => isAt(candidate, pause));
       if (checkpoint) hibernate(ports, pause, checkpoint, wake);
-    },
-    // A store that cannot answer now: the run stays resident, which is only costlier.
-    () => undefined,
-  );
+    })
+    // A store that cannot answer now, or a checkpoint it cannot read back: the run stays resident,
+    // which is only costlier. Caught here: a rejection nobody handles ends a Node process.
+    .catch(() => undefined);
 }
 
 const isAt = (checkpoint: RunCheckpoint, pause: PauseInfo): boolean =>

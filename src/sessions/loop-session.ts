@@ -4,11 +4,13 @@ import type { Block, Turn } from '../core/turns.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
-import { cancelledAt, createRun$ } from './run.js';
+import { StoreClosedError } from '../core/store-errors.js';
+import { cancelledAt, createRun$, type RunResult } from './run.js';
 import { createRunContext, mergeOverrides, overridesOf, type RunIds } from './run-context.js';
 import type { HeldPause } from '../streams/dormant-pauses.js';
 import { NO_CHOICES, resolveChoices, SleepingRun, type ActiveRun, type ResolvedChoices } from './active-run.js';
 import { LoopRunHandle, type RunHandle } from './run-handle.js';
+import { endUnrestored } from './unrestored.js';
 import { RunInProgressError, SessionClosedError, SessionStartedError, UnknownToolsError } from './session-errors.js';
 import type { RunOverrides, Session, SessionChoices, SessionIdentity, SessionSettings, StartRunInput } from './session.js';
 
@@ -143,23 +145,46 @@ export class LoopSession implements Session {
   private endHibernated(sleeping: SleepingRun): void {
     sleeping.pause.unsubscribe();
     this.active = undefined;
-    const checkpoint = sleeping.readIfReadable(this.settings.storedCheckpoint);
-    if (!checkpoint) return;
-    const result = cancelledAt(this.ports, this.stateOf(checkpoint, (state) => state, sleeping.own));
-    this.finish(result.turn);
-    this.settings.onRunEnded?.(this, result);
-    sleeping.handle?.settle(result);
-    this.settings.onActivity?.(this);
+    const state = this.rebuild(sleeping, (rebuilt) => rebuilt);
+    if (state) this.ended(cancelledAt(this.ports, state), sleeping.handle);
   }
 
   wake(resume: (state: LoopState) => LoopState): void {
     const hibernated = this.active;
     // Cancelled, suspended or closed since its pause resolved: nothing to rebuild.
     if (!(hibernated instanceof SleepingRun)) return;
-    // Its pause has resolved. A store that cannot say its checkpoint (closed under its runtime) keeps it for the next start.
+    // Its pause has resolved.
     this.active = undefined;
-    const checkpoint = hibernated.readIfReadable(this.settings.storedCheckpoint);
-    if (checkpoint) this.launch(resume(this.stateOf(checkpoint, (state) => state, hibernated.own)), true, hibernated.handle);
+    const state = this.rebuild(hibernated, resume);
+    if (state) this.launch(state, true, hibernated.handle);
+  }
+
+  /**
+   * A hibernated run's state, rebuilt from its checkpoint as recovery rebuilds it and adjusted by
+   * `resume`; undefined when it cannot be. A store that cannot say the checkpoint (closed under its
+   * runtime) keeps the run for the next start; a checkpoint or history that cannot be read back, or a
+   * rebuild that throws, ends the run `failed` here (docs/protocol.md, Durability): this runs in a
+   * resolution's hand back, where a throw would end the process.
+   */
+  private rebuild(sleeping: SleepingRun, resume: (state: LoopState) => LoopState): LoopState | undefined {
+    let checkpoint: RunCheckpoint | undefined;
+    try {
+      checkpoint = sleeping.read(this.settings.storedCheckpoint);
+      return resume(this.stateOf(checkpoint, (state) => state, sleeping.own));
+    } catch (error) {
+      if (error instanceof StoreClosedError) return undefined;
+      const { conv_id, session_id, inference_id, turn_id } = sleeping.pause.info;
+      this.ended(endUnrestored(this.ports, { conv_id, session_id, inference_id, turn_id }, error, () => checkpoint?.blocks), sleeping.handle);
+      return undefined;
+    }
+  }
+
+  /** A run ended without its loop (a hibernated one cancelled or that could not be rebuilt): its turn and result kept. */
+  private ended(result: RunResult, handle: LoopRunHandle | undefined): void {
+    this.finish(result.turn);
+    this.settings.onRunEnded?.(this, result);
+    handle?.settle(result);
+    this.settings.onActivity?.(this);
   }
 
   restoreTurns(turns: readonly Turn[]): void {

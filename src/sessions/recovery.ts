@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPausePhase, StoreSnapshot } from '../core/store.js';
+import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPausePhase, StoreSnapshot, UnreadableRow } from '../core/store.js';
 import type { Block, Turn } from '../core/turns.js';
 import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
 import { applyResolution, pauseAt } from '../operators/pause-point.js';
@@ -7,6 +7,7 @@ import type { PauseDecision } from '../streams/step-commands.js';
 import type { EventHub } from '../streams/event-hub.js';
 import { eventFrom, type StepwiseEvent } from '../streams/events.js';
 import type { Session, SessionChoices } from './session.js';
+import { dropUnrestored, failRestore, type RunTarget, type UnrestoredPorts, type UnrestoredRun, type UnrestoredWrites } from './unrestored.js';
 
 /** What `Stepwise.recover` brought back. */
 export interface RecoveryReport {
@@ -15,6 +16,8 @@ export interface RecoveryReport {
   readonly runs: number;
   /** Of those, runs paused again with their stored pause id and deadline. */
   readonly pauses: number;
+  /** Runs that could not be restored, each ended `failed` (docs/protocol.md, Durability); absent when none. */
+  readonly failed?: readonly UnrestoredRun[];
 }
 
 export interface RecoverOptions {
@@ -45,12 +48,25 @@ export interface RecoveryPorts {
    * instead of parked with its state built (docs/protocol.md, Durability).
    */
   readonly sleep?: (session: Session, checkpoint: RunCheckpoint, pause: StoredPause) => boolean;
+  /** What is stored of a run that cannot be restored (./unrestored.ts). */
+  readonly unrestored: UnrestoredWrites;
+}
+
+/** A snapshot's runs and pauses, looked up by conversation and by run. */
+interface Lookups {
+  readonly running: ReadonlyMap<string, RunCheckpoint>;
+  // By phase and run: a lookup per checkpoint, not a scan of every pause (100 000 paused runs at a restart).
+  readonly pauseAt: Readonly<Record<StoredPausePhase, ReadonlyMap<string, StoredPause>>>;
+  /** The rows that could not be read back, by conversation. */
+  readonly unreadable: ReadonlyMap<string, readonly UnreadableRow[]>;
 }
 
 /**
  * Rebuilds every stored conversation's session, then re-enters each unfinished run at the phase its
  * checkpoint names: paused runs pause again with the same id and deadline, runs in inference send it
  * again, and tool calls that were running are answered "interrupted" unless their tool is idempotent.
+ * Per run: one whose checkpoint or rows cannot be read back, or that throws while it is re-entered,
+ * ends `failed` (./unrestored.ts), and the others come back as they would have.
  */
 export function recoverFrom(
   snapshot: StoreSnapshot,
@@ -58,40 +74,108 @@ export function recoverFrom(
   options: RecoverOptions = {},
   mayResume: (convId: string) => boolean = () => true,
 ): RecoveryReport {
+  const lookups = lookupsOf(snapshot);
+  const counts = { runs: 0, pauses: 0 };
+  const failed: UnrestoredRun[] = [];
+  const restored = new Set<string>();
+  for (const conversation of snapshot.conversations) {
+    restored.add(conversation.conv_id);
+    const outcome = restoreConversation(conversation, { ports, options, lookups, mayResume });
+    if (outcome === 'paused') counts.pauses += 1;
+    if (outcome === 'paused' || outcome === 'resumed') counts.runs += 1;
+    else if (typeof outcome === 'object') failed.push(outcome);
+  }
+  // A run whose conversation's record cannot be read back has no session to end in: its end is stored alone.
+  for (const [convId, rows] of lookups.unreadable) {
+    const inferenceId = runOf(convId, lookups);
+    if (restored.has(convId) || inferenceId === undefined || !mayResume(convId)) continue;
+    failed.push(dropUnrestored(unrestoredPorts(ports), runTarget(convId, inferenceId, lookups), (rows[0] as UnreadableRow).error));
+  }
+  return { conversations: snapshot.conversations.length, ...counts, ...(failed.length > 0 ? { failed } : {}) };
+}
+
+function lookupsOf(snapshot: StoreSnapshot): Lookups {
   const running = new Map<string, RunCheckpoint>();
   for (const checkpoint of snapshot.checkpoints) running.set(checkpoint.conv_id, checkpoint);
-  // By phase and run: a lookup per checkpoint, not a scan of every pause (100 000 paused runs at a restart).
   const pauseAt: Record<StoredPausePhase, Map<string, StoredPause>> = { after_inference: new Map(), after_tools: new Map() };
   for (const pause of snapshot.pauses) pauseAt[pause.phase].set(pause.inference_id, pause);
-  let runs = 0;
-  let pauses = 0;
-  for (const conversation of snapshot.conversations) {
+  const unreadable = new Map<string, UnreadableRow[]>();
+  for (const row of snapshot.unreadable ?? []) {
+    const rows = unreadable.get(row.conv_id);
+    if (rows) rows.push(row);
+    else unreadable.set(row.conv_id, [row]);
+  }
+  return { running, pauseAt, unreadable };
+}
+
+/** The conversation's unfinished run: its checkpoint's, or the one a checkpoint row that cannot be read back names. */
+const runOf = (convId: string, { running, unreadable }: Lookups): string | undefined =>
+  running.get(convId)?.inference_id ?? unreadable.get(convId)?.find((row) => row.inference_id !== undefined)?.inference_id;
+
+/** What the snapshot holds of a run that cannot be restored: its checkpoint and its stored pauses, read or not. */
+function runTarget(convId: string, inferenceId: string, { running, pauseAt, unreadable }: Lookups): RunTarget {
+  const pauses = [pauseAt.after_inference.get(inferenceId), pauseAt.after_tools.get(inferenceId)].filter((pause) => pause !== undefined);
+  const unreadablePauses = (unreadable.get(convId) ?? []).flatMap((row) => row.pause_id ?? []);
+  const checkpoint = running.get(convId);
+  return { conv_id: convId, inference_id: inferenceId, pauses, unreadablePauses, ...(checkpoint ? { checkpoint } : {}) };
+}
+
+const unrestoredPorts = (ports: RecoveryPorts): UnrestoredPorts => ({ loop: ports.loop, writes: ports.unrestored });
+
+interface RestoreContext {
+  readonly ports: RecoveryPorts;
+  readonly options: RecoverOptions;
+  readonly lookups: Lookups;
+  readonly mayResume: (convId: string) => boolean;
+}
+
+/** One conversation's session, and its unfinished run re-entered: how it came back, or why it could not. */
+function restoreConversation(conversation: StoredConversation, context: RestoreContext): 'idle' | 'resumed' | 'paused' | UnrestoredRun {
+  const { ports, options, lookups, mayResume } = context;
+  const { conv_id } = conversation;
+  const checkpoint = lookups.running.get(conv_id);
+  const problems = lookups.unreadable.get(conv_id);
+  const inferenceId = runOf(conv_id, lookups);
+  let session: Session | undefined;
+  try {
     const choices = conversation.profile === undefined ? undefined : options.choicesFor?.(conversation.profile);
-    const session = ports.reopen(conversation, choices);
-    const checkpoint = running.get(conversation.conv_id);
+    session = ports.reopen(conversation, choices);
     const finished = finishedTurns(conversation.turns, checkpoint);
     if (finished.length > 0) session.restoreTurns(finished);
-    if (!checkpoint || !mayResume(conversation.conv_id)) continue;
+    if (inferenceId === undefined || !mayResume(conv_id)) return 'idle';
+    if (problems) throw new Error((problems.find((row) => row.inference_id !== undefined) ?? (problems[0] as UnreadableRow)).error);
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
-    const next = checkpoint.next;
-    const pause = isPausePhase(next) ? pauseAt[next].get(checkpoint.inference_id) : undefined;
-    const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
-    runs += 1;
-    if (!pause) {
-      session.resume(checkpoint, goingOn(checkpoint, prepare));
-      continue;
-    }
-    pauses += 1;
-    if (!ports.sleep || !pausesAgain(ports.loop, pause)) {
-      park(ports, session, checkpoint, pause, prepare);
-      continue;
-    }
-    // Said before the pause is published again, as a parked run's state says it.
-    announceResumed(ports.loop, checkpoint);
-    if (!ports.sleep(session, checkpoint, pause)) park(ports, session, checkpoint, pause, (state) => state);
+    return reenterRun(ports, session, checkpoint as RunCheckpoint, lookups);
+  } catch (error) {
+    // A conversation without a run that could not be reopened: nothing to end, nothing stored changes.
+    if (inferenceId === undefined) return 'idle';
+    // Thrown once its run was going (its loop subscribed): the run is its own now, and its loop ends it.
+    if (session?.running) return 'resumed';
+    const target = { ...runTarget(conv_id, inferenceId, lookups), session, turns: conversation.turns, session_id: conversation.session_id };
+    return failRestore(unrestoredPorts(ports), target, error);
   }
-  return { conversations: snapshot.conversations.length, runs, pauses };
+}
+
+/** A run re-entered at its checkpoint's phase: paused again at its stored pause, or going on. */
+function reenterRun(ports: RecoveryPorts, session: Session, checkpoint: RunCheckpoint, { pauseAt }: Lookups): 'resumed' | 'paused' {
+  const next = checkpoint.next;
+  const pause = isPausePhase(next) ? pauseAt[next].get(checkpoint.inference_id) : undefined;
+  const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
+  if (!pause) {
+    session.resume(checkpoint, goingOn(checkpoint, prepare));
+    return 'resumed';
+  }
+  if (!ports.sleep || !pausesAgain(ports.loop, pause)) {
+    park(ports, session, checkpoint, pause, prepare);
+    return 'paused';
+  }
+  // Read before it is said to have resumed: restored asleep at after_tools, its results are read now.
+  if (pause.phase === 'after_tools') void checkpoint.blocks;
+  // Said before the pause is published again, as a parked run's state says it.
+  announceResumed(ports.loop, checkpoint);
+  if (!ports.sleep(session, checkpoint, pause)) park(ports, session, checkpoint, pause, (state) => state);
+  return 'paused';
 }
 
 /**
@@ -132,29 +216,15 @@ export interface RestorePorts extends RecoveryPorts {
 export async function restoreSnapshot(snapshot: StoreSnapshot, ports: RestorePorts, options: RecoverOptions = {}): Promise<RecoveryReport> {
   // seq goes on from the stored log (docs/protocol.md, Durability), set before recovery publishes anything.
   for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > ports.hub.lastSeq(conv_id)) ports.hub.seed(conv_id, last_seq);
-  const claimed = options.claim ? await options.claim(snapshot.checkpoints.map((checkpoint) => checkpoint.conv_id)) : undefined;
+  // A run whose checkpoint cannot be read back is claimed too: this instance then ends it failed.
+  const unfinished = [...snapshot.checkpoints, ...(snapshot.unreadable ?? []).filter((row) => row.inference_id !== undefined)].map((row) => row.conv_id);
+  const claimed = options.claim ? await options.claim(unfinished) : undefined;
   return recoverFrom(snapshot, ports, options, claimed ? (convId) => claimed.has(convId) : undefined);
 }
 
 /** One conversation's unfinished run brought back from the store as `restoreSnapshot` would (a takeover). */
 export async function takeOverConversation(store: Store, convId: string, ports: RestorePorts, options?: RecoverOptions): Promise<RecoveryReport> {
-  const snapshot = await loadConversation(store, convId);
-  return snapshot ? restoreSnapshot(snapshot, ports, options) : { conversations: 0, runs: 0, pauses: 0 };
-}
-
-/** One conversation as `Store.load` would give it, for a takeover; undefined when the store has none. */
-export async function loadConversation(store: Store, convId: string): Promise<StoreSnapshot | undefined> {
-  const [record, turns, lastSeq, engineState, pauses, checkpoints] = await Promise.all([
-    store.conversation(convId),
-    store.turns(convId),
-    store.lastSeq(convId),
-    store.engineState(convId),
-    store.pauses(convId),
-    store.checkpoints(convId),
-  ]);
-  if (!record) return undefined;
-  const conversation = { ...record, turns, last_seq: lastSeq, ...(engineState === undefined ? {} : { engine_state: engineState }) };
-  return { conversations: [conversation], pauses, checkpoints };
+  return restoreSnapshot(await store.load(convId), ports, options);
 }
 
 /**

@@ -66,7 +66,7 @@ export function createSessionSettings(state: Pick<RegistryState, 'ports' | 'sess
       if (!session.running) retention.makeRoom(sessions.size);
     },
     onRunEnded: (session, result) => {
-      if (gate.writes(session.conv_id)) writer.runEnded(session, result);
+      if (gate.writes(session.conv_id)) writer.runEnded(result);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { Observable, of, type OperatorFunction, type Subscription } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
-import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
-import { eventFrom, type RunStatus } from '../streams/events.js';
+import { endWith, type LoopPorts, type LoopState } from '../operators/loop-state.js';
+import { eventFrom, type EventOrigin, type RunStatus } from '../streams/events.js';
 
 /** How a run ended, with its turn. */
 export interface RunResult {
@@ -78,8 +78,15 @@ export function createRun$(
  */
 export const cancelledAt = (ports: LoopPorts, state: LoopState): RunResult => ended(ports, state.run, state);
 
+/**
+ * A run that ends `failed` where it stands without its loop (one that could not be restored from the
+ * store, docs/protocol.md, Durability): publishes `run-ended` and builds the result, its turn `blocks`.
+ */
+export const failedAt = (ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: EventOrigin, blocks: readonly Block[], error: string): RunResult =>
+  ended(ports, run, { blocks, outcome: { status: 'failed', error } });
+
 /** Publishes `run-ended` and builds the result; no outcome means the loop was cut short by cancellation. */
-function ended(ports: LoopPorts, run: RunContext, final: LoopState): RunResult {
+function ended(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: EventOrigin, final: Pick<LoopState, 'blocks' | 'outcome'>): RunResult {
   const outcome = final.outcome ?? { status: 'cancelled' as const };
   const error = outcome.error === undefined ? {} : { error: outcome.error };
   ports.publish(eventFrom('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));

@@ -14,6 +14,7 @@ import { createInferenceLog, type InferenceLog } from './inference-log.js';
 import type { Stepwise, StepwiseConfig } from './runtime.js';
 import { isServiceStore, type ServiceInstance } from './service.js';
 import type { StoreWriter } from './store-writer.js';
+import type { UnrestoredWrites } from './unrestored.js';
 import type { WriteGate } from './write-gate.js';
 
 /** Pieces `createStepwise` (./runtime.ts) wires, each small enough to read alone. */
@@ -87,4 +88,19 @@ export function wireHibernation(
     restoreAsleep: (pause, checks, wake) => controller().restoreAsleep?.(pause, checks, wake),
   };
   return createHibernation({ ...rest, controller: asleep, slices });
+}
+
+/** What is stored of a run recovery could not restore (./unrestored.ts), unless the gate says its conversation is silent. */
+export function createUnrestoredWrites(gate: WriteGate, writer: StoreWriter, store: Pick<Store, 'deleteCheckpoint'>): UnrestoredWrites {
+  return {
+    ended: (result) => {
+      if (gate.writes(result.conv_id)) writer.runEnded(result);
+    },
+    resolved: (resolution) => {
+      if (gate.writes(resolution.pause.conv_id)) writer.resolved(resolution);
+    },
+    dropped: (convId, inferenceId) => {
+      if (gate.writes(convId)) store.deleteCheckpoint(convId, inferenceId);
+    },
+  };
 }

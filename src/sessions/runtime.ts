@@ -31,7 +31,7 @@ import { createStoreWriter } from './store-writer.js';
 import { createGrantBook, grantTargetOf, type GrantBook } from './grant-book.js';
 import { createMemoryGrants } from '../store/memory-grants.js';
 import { createWriteGate } from './write-gate.js';
-import { createGatedPublish, createRuntimeController, serviceOf, wireHibernation, withInferenceLog } from './runtime-wiring.js';
+import { createGatedPublish, createRuntimeController, createUnrestoredWrites, serviceOf, wireHibernation, withInferenceLog } from './runtime-wiring.js';
 
 export type { OpenSessionOptions, SessionRegistry } from './registry.js';
 
@@ -203,7 +203,16 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
     directory: createLocalDirectory({ sessions, controller, frames }),
     commands: (handler) => createLocalCommands(handler, (pauseId) => controller.convOf(pauseId)),
     claim,
-    ...recoveryAndForks(store, { loop: ports, sessions, controller, hub, claim, restoreEngine, ...(hibernateAfterMs === undefined ? {} : { sleep: hibernation.restoreAsleep }) }),
+    ...recoveryAndForks(store, {
+      loop: ports,
+      sessions,
+      controller,
+      hub,
+      claim,
+      restoreEngine,
+      unrestored: createUnrestoredWrites(gate, writer, store),
+      ...(hibernateAfterMs === undefined ? {} : { sleep: hibernation.restoreAsleep }),
+    }),
     dispose: () => {
       if (!sessions.end()) return;
       tracing.unsubscribe();
@@ -221,7 +230,7 @@ export function createStepwise(options: StepwiseConfig): Stepwise {
 /** `recover`, `takeOver` and `fork`: runs brought back from the store, or copied from it. */
 function recoveryAndForks(
   store: Store,
-  ports: Pick<ForkPorts, 'claim' | 'restoreEngine'> & Pick<RestorePorts, 'sleep'> & {
+  ports: Pick<ForkPorts, 'claim' | 'restoreEngine'> & Pick<RestorePorts, 'sleep' | 'unrestored'> & {
     readonly loop: LoopPorts;
     readonly sessions: ReturnType<typeof createSessionRegistry>;
     readonly controller: ReturnType<typeof withStoredSteps>;
@@ -229,7 +238,14 @@ function recoveryAndForks(
   },
 ): Pick<Stepwise, 'recover' | 'takeOver' | 'fork'> {
   const { loop, sessions, controller, hub } = ports;
-  const restorePorts: RestorePorts = { loop, reopen: sessions.reopen, expectPause: controller.expect, hub, ...(ports.sleep ? { sleep: ports.sleep } : {}) };
+  const restorePorts: RestorePorts = {
+    loop,
+    reopen: sessions.reopen,
+    expectPause: controller.expect,
+    hub,
+    unrestored: ports.unrestored,
+    ...(ports.sleep ? { sleep: ports.sleep } : {}),
+  };
   const open: ForkPorts['open'] = (identity, choices) => sessions.open({ ...identity, ...choices });
   const forkPorts: ForkPorts = { loop, controller, store, claim: ports.claim, open, restoreEngine: ports.restoreEngine };
   return {

@@ -28,7 +28,7 @@ export interface StoreWriter {
   /** Every pause resolution: a decision row. */
   resolved(resolution: PauseResolution): void;
   /** The run ended for good: its final turn, no checkpoint. */
-  runEnded(session: Session, result: RunResult): void;
+  runEnded(result: RunResult): void;
 }
 
 export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' | 'scheduler'>): StoreWriter {
@@ -75,10 +75,10 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
         toDecision(resolution, ports.scheduler.now()),
         resolution.reason === 'cancelled' ? undefined : { pause_id: resolution.pause.pause_id, decision: resolution.decision },
       ),
-    runEnded: (session, result) => {
+    runEnded: (result) => {
       store.putTurn(result.conv_id, result.turn);
       store.deleteCheckpoint(result.conv_id, result.inference_id);
-      saveEngineState(engines.get(result.inference_id) ?? ports.engine, session.conv_id);
+      saveEngineState(engines.get(result.inference_id) ?? ports.engine, result.conv_id);
       engines.delete(result.inference_id);
     },
   };

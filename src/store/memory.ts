@@ -48,15 +48,16 @@ function createMemoryReads<E extends FrameEvent>({ rows, pauses }: MemoryTables<
   const checkpointsOf = (convId?: string): RunCheckpoint[] =>
     convId === undefined ? [...rows.values()].flatMap((row) => row.checkpoints) : [...(rows.get(convId)?.checkpoints ?? [])];
   return {
-    load: async () => ({
+    load: async (convId) => ({
       conversations: records().flatMap((record) => {
+        if (convId !== undefined && record.conv_id !== convId) return [];
         const row = rows.get(record.conv_id);
         if (!row) return [];
         const engine = row.engineState === undefined ? {} : { engine_state: row.engineState };
         return [{ ...record, turns: [...row.turns], last_seq: row.lastSeq, ...engine }];
       }),
-      pauses: pausesOf(),
-      checkpoints: checkpointsOf(),
+      pauses: pausesOf(convId),
+      checkpoints: checkpointsOf(convId),
     }),
     conversation: async (convId) => rows.get(convId)?.record,
     conversations: async (owner) => records().filter((record) => owner === undefined || record.owner === owner),

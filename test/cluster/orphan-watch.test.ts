@@ -35,9 +35,9 @@ describe('the failover watch', () => {
       (pauses) => convs.every((conv) => pauses.some((pause) => pause.conv_id === conv)),
     );
 
-    // Each instance's first look reads every run (after a lease with Redis reachable); the next
-    // several (one every quarter lease), with both alive, not one.
-    await until(async () => callsOf(client, 'hkeys'), (looks) => looks >= 2, TEST_LEASE_MS + POLL_SLACK_MS);
+    // Each instance's start lists the unfinished runs, and its first look reads every run (after a
+    // lease with Redis reachable); the next several (one every quarter lease), with both alive, not one.
+    await until(async () => callsOf(client, 'hkeys'), (looks) => looks >= 4, TEST_LEASE_MS + POLL_SLACK_MS);
     await client.config('RESETSTAT');
     await until(async () => callsOf(client, 'smembers'), (looks) => looks >= 8, 10_000);
     expect(await callsOf(client, 'hkeys')).toBe(0);

@@ -61,8 +61,18 @@ export const DEFAULT_KEY_PREFIX = 'stepwise:';
 /** The field of one run's checkpoint: unambiguous whatever characters the ids hold. */
 export const checkpointField = (convId: string, inferenceId: string): string => JSON.stringify([convId, inferenceId]);
 
-/** The conversation a `checkpointField` names. */
-export const convOfCheckpointField = (field: string): string => (JSON.parse(field) as [string, string])[0];
+/** The ids a `checkpointField` names; undefined for a field that is not one (written by hand, cut short). */
+export function checkpointKeyOf(field: string): { conv_id: string; inference_id: string } | undefined {
+  try {
+    const ids = JSON.parse(field) as unknown;
+    return Array.isArray(ids) && typeof ids[0] === 'string' && typeof ids[1] === 'string' ? { conv_id: ids[0], inference_id: ids[1] } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The conversation a `checkpointField` names; undefined for a field that is not one. */
+export const convOfCheckpointField = (field: string): string | undefined => checkpointKeyOf(field)?.conv_id;
 
 export function createRedisKeys(prefix: string = DEFAULT_KEY_PREFIX): RedisKeys {
   const key = (name: string): string => `${prefix}${name}`;

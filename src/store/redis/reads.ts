@@ -19,7 +19,7 @@ import { execAll, parse } from './replies.js';
 
 /** The store's reads; each reads one consistent moment (one MULTI) except `load`'s per-conversation turns. */
 export interface RedisReads<E extends FrameEvent> {
-  load(): Promise<StoreSnapshot>;
+  load(convId?: string): Promise<StoreSnapshot>;
   conversation(convId: string): Promise<ConversationRecord | undefined>;
   conversations(owner?: string): Promise<ConversationRecord[]>;
   turns(convId: string): Promise<Turn[]>;
@@ -32,6 +32,8 @@ export interface RedisReads<E extends FrameEvent> {
   convOfPause(pauseId: string): Promise<string | undefined>;
   decisions(convId: string): Promise<DecisionRecord[]>;
   checkpoints(convId?: string): Promise<RunCheckpoint[]>;
+  /** The conversations with an unfinished run, also one whose checkpoint cannot be read back. */
+  unfinished(): Promise<string[]>;
   engineState(convId: string): Promise<JsonValue | undefined>;
 }
 
@@ -45,12 +47,12 @@ export function frameOf<E extends FrameEvent>(convId: string, [id, [field, value
 }
 
 export function createRedisReads<E extends FrameEvent>(client: Redis, keys: RedisKeys): RedisReads<E> {
-  const { load, records, turns, allPauses, checkpoints } = createRecoveryReads(client, keys);
+  const { load, records, turns, pauses, checkpoints, unfinished } = createRecoveryReads(client, keys);
   return {
     load,
     conversation: async (convId) => {
       const [json, step] = (await execAll(client.multi().hget(keys.conversations, convId).hget(keys.steps, convId))) as [string | null, string | null];
-      return json === null ? undefined : withStep(json, step);
+      return json === null ? undefined : withStep(json, step, convId);
     },
     conversations: async (owner) => {
       const list = await records();
@@ -68,7 +70,8 @@ export function createRedisReads<E extends FrameEvent>(client: Redis, keys: Redi
       return { frames: entries.map((entry) => frameOf<E>(convId, entry)), last_seq: Number(last ?? 0) };
     },
     lastSeq: async (convId) => Number((await client.hget(keys.lastSeqs, convId)) ?? 0),
-    pauses: (convId) => (convId === undefined ? allPauses() : pausesOf(client, keys, convId)),
+    pauses,
+    unfinished,
     pause: async (pauseId) => {
       const json = await client.hget(keys.pauses, pauseId);
       return json === null ? undefined : parse<StoredPause>(json);
@@ -81,19 +84,4 @@ export function createRedisReads<E extends FrameEvent>(client: Redis, keys: Redi
       return json === null ? undefined : parse<JsonValue>(json);
     },
   };
-}
-
-/** A conversation's pending pauses, oldest first. */
-async function pausesOf(client: Redis, keys: RedisKeys, convId: string): Promise<StoredPause[]> {
-  const ids = await client.smembers(keys.conversation(convId).pauses);
-  if (ids.length === 0) return [];
-  const [scores, values] = (await execAll(client.multi().zmscore(keys.pauseOrder, ...ids).hmget(keys.pauses, ...ids))) as [
-    (string | null)[],
-    (string | null)[],
-  ];
-  return ids
-    .map((_, index) => ({ score: Number(scores[index] ?? Number.POSITIVE_INFINITY), json: values[index] }))
-    .filter((entry): entry is { score: number; json: string } => typeof entry.json === 'string')
-    .sort((a, b) => a.score - b.score)
-    .map((entry) => parse<StoredPause>(entry.json));
 }

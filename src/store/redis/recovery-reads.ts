@@ -1,35 +1,50 @@
 import type { Redis } from 'ioredis';
-import type { ConversationRecord, JsonValue, RunCheckpoint, StepSetting, StoredConversation, StoredPause, StoreSnapshot } from '../../core/store.js';
+import type { ConversationRecord, JsonValue, RunCheckpoint, StepSetting, StoredConversation, StoredPause, StoreSnapshot, UnreadableRow } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
-import type { RedisKeys } from './keys.js';
-import { execAll, parse, toMap } from './replies.js';
+import { parseStored, readBlocks, readCheckpoint, readOr, readPause, readRecord, unreadableTurn } from '../stored-rows.js';
+import { checkpointKeyOf, type RedisKeys } from './keys.js';
+import { execAll, toMap } from './replies.js';
 
 /** What a restart reads to rebuild runs (all at once), and the records, turns, pauses and checkpoints it is made of. */
 export interface RecoveryReads {
-  load(): Promise<StoreSnapshot>;
-  /** Every record, oldest first (created_at, then id: the ZSET's order). */
+  load(convId?: string): Promise<StoreSnapshot>;
+  /** Every readable record, oldest first (created_at, then id: the ZSET's order). */
   records(): Promise<ConversationRecord[]>;
   turns(convId: string): Promise<Turn[]>;
-  /** Every pending pause, oldest first. */
-  allPauses(): Promise<StoredPause[]>;
+  /** The readable pending pauses, oldest first, of one conversation or of all. */
+  pauses(convId?: string): Promise<StoredPause[]>;
+  /** The readable ones (`load` names the others). */
   checkpoints(convId?: string): Promise<RunCheckpoint[]>;
+  /** The conversations with an unfinished run: one per stored checkpoint, also one that cannot be read back. */
+  unfinished(): Promise<string[]>;
 }
 
 /** A conversation's record with its step setting, when one was set after the record. */
-export function withStep(json: string, step: string | null | undefined): ConversationRecord {
-  const record = parse<ConversationRecord>(json);
-  return step ? { ...record, step: parse<StepSetting>(step) } : record;
+export function withStep(json: string, step: string | null | undefined, convId: string): ConversationRecord {
+  const record = readRecord(json, convId);
+  return step ? { ...record, step: parseStored<StepSetting>(step, () => `the step setting of conversation ${convId}`) } : record;
 }
 
+/** Where `load` names what it could not read back; the port's other reads leave such rows out (undefined). */
+type Unreadable = UnreadableRow[] | undefined;
+
 export function createRecoveryReads(client: Redis, keys: RedisKeys): RecoveryReads {
-  /** Every record, oldest first (created_at, then id: the ZSET's order). */
-  const records = async (): Promise<ConversationRecord[]> => {
+  /** Records in the ZSET's order (created_at, then id), of all conversations or of `convId`. */
+  const recordsOf = async (unreadable: Unreadable, convId?: string): Promise<ConversationRecord[]> => {
+    const read = (id: string, json: string, step: string | null | undefined): ConversationRecord[] => {
+      const record = readOr(() => withStep(json, step, id), unreadable, { conv_id: id });
+      return record ? [record] : [];
+    };
+    if (convId !== undefined) {
+      const [json, step] = (await execAll(client.multi().hget(keys.conversations, convId).hget(keys.steps, convId))) as [string | null, string | null];
+      return json === null ? [] : read(convId, json, step);
+    }
     const [order, all, steps] = (await execAll(
       client.multi().zrange(keys.conversationOrder, '0', '-1').hgetall(keys.conversations).hgetall(keys.steps),
     )) as [string[], Record<string, string>, Record<string, string>];
-    return order.flatMap((convId) => {
-      const json = all[convId];
-      return json === undefined ? [] : [withStep(json, steps[convId])];
+    return order.flatMap((id) => {
+      const json = all[id];
+      return json === undefined ? [] : read(id, json, steps[id]);
     });
   };
 
@@ -39,50 +54,91 @@ export function createRecoveryReads(client: Redis, keys: RedisKeys): RecoveryRea
     return turnsFrom(order, blocks);
   };
 
-  const allPauses = async (): Promise<StoredPause[]> => {
-    const [order, all] = (await execAll(client.multi().zrange(keys.pauseOrder, '0', '-1').hgetall(keys.pauses))) as [string[], Record<string, string>];
-    return order.flatMap((id) => (all[id] === undefined ? [] : [parse<StoredPause>(all[id])]));
+  /** Pending pauses, oldest first, of all conversations or of `convId`. */
+  const pausesOf = async (unreadable: Unreadable, convId?: string): Promise<StoredPause[]> => {
+    const entries = convId === undefined ? await allPauseEntries(client, keys) : await pauseEntriesOf(client, keys, convId);
+    const bad: UnreadableRow[] = [];
+    const pauses = entries.flatMap(([id, json]) => {
+      const pause = readOr(() => readPause(json, id), bad, { conv_id: convId ?? '', pause_id: id });
+      return pause ? [pause] : [];
+    });
+    if (unreadable && bad.length > 0) {
+      // In the service's whole list, a pause's conversation is the one the index of every pause made names.
+      const convs = convId === undefined ? await client.hmget(keys.pauseConvs, ...bad.map((row) => row.pause_id as string)) : [];
+      bad.forEach((row, index) => unreadable.push(convId === undefined ? { ...row, conv_id: convs[index] ?? '' } : row));
+    }
+    return pauses;
   };
 
-  const checkpoints = async (convId?: string): Promise<RunCheckpoint[]> => {
-    if (convId === undefined) return byTime((await client.hvals(keys.checkpoints)).map((json) => parse<RunCheckpoint>(json)));
-    const fields = await client.smembers(keys.conversation(convId).checkpoints);
-    if (fields.length === 0) return [];
-    const values = await client.hmget(keys.checkpoints, ...fields);
-    return byTime(values.flatMap((json) => (json === null ? [] : [parse<RunCheckpoint>(json)])));
+  /** Checkpoints oldest first, of all conversations or of `convId`, each named by its field. */
+  const checkpointsOf = async (unreadable: Unreadable, convId?: string): Promise<RunCheckpoint[]> => {
+    let entries: [string, string | null][];
+    if (convId === undefined) entries = Object.entries(await client.hgetall(keys.checkpoints));
+    else {
+      const fields = await client.smembers(keys.conversation(convId).checkpoints);
+      const values = fields.length === 0 ? [] : await client.hmget(keys.checkpoints, ...fields);
+      entries = fields.map((field, index) => [field, values[index] ?? null]);
+    }
+    const list = entries.flatMap(([field, json]) => {
+      const key = checkpointKeyOf(field);
+      const checkpoint = json === null || !key ? undefined : readOr(() => readCheckpoint(json, key), unreadable, key);
+      return checkpoint ? [checkpoint] : [];
+    });
+    return byTime(list);
+  };
+
+  /** Each conversation's last seq and engine state, of all or of `convId`. */
+  const perConversation = async (convId?: string): Promise<[Map<string, string>, Map<string, string>]> => {
+    if (convId === undefined) return Promise.all([client.hgetall(keys.lastSeqs).then(toMap), client.hgetall(keys.engineStates).then(toMap)]);
+    const [seq, state] = (await execAll(client.multi().hget(keys.lastSeqs, convId).hget(keys.engineStates, convId))) as [string | null, string | null];
+    return [new Map(seq === null ? [] : [[convId, seq]]), new Map(state === null ? [] : [[convId, state]])];
   };
 
   // A handful of commands for the whole service, then one pipeline of two commands per conversation
   // for its turns: a restart with 10 000 conversations is two round trips, not 10 000.
-  const load = async (): Promise<StoreSnapshot> => {
-    const [list, seqs, states, pauses, checkpointList] = await Promise.all([
-      records(),
-      client.hgetall(keys.lastSeqs).then(toMap),
-      client.hgetall(keys.engineStates).then(toMap),
-      allPauses(),
-      checkpoints(),
+  const load = async (convId?: string): Promise<StoreSnapshot> => {
+    const unreadable: UnreadableRow[] = [];
+    const [list, [seqs, states], pauses, checkpointList] = await Promise.all([
+      recordsOf(unreadable, convId),
+      perConversation(convId),
+      pausesOf(unreadable, convId),
+      checkpointsOf(unreadable, convId),
     ]);
     const turnsOf = await turnsOfEach(client, keys, list);
     const conversations = list.map((record, index): StoredConversation => {
       const state = states.get(record.conv_id);
+      const what = (): string => `the engine state of conversation ${record.conv_id}`;
+      const engineState = state === undefined ? undefined : readOr(() => parseStored<JsonValue>(state, what), unreadable, { conv_id: record.conv_id });
       return {
         ...record,
         turns: turnsOf[index] ?? [],
         last_seq: Number(seqs.get(record.conv_id) ?? 0),
-        ...(state === undefined ? {} : { engine_state: parse<JsonValue>(state) }),
+        ...(engineState === undefined ? {} : { engine_state: engineState }),
       };
     });
-    return { conversations, pauses, checkpoints: checkpointList };
+    return { conversations, pauses, checkpoints: checkpointList, ...(unreadable.length > 0 ? { unreadable } : {}) };
   };
 
-  return { load, records, turns, allPauses, checkpoints };
+  return {
+    load,
+    records: () => recordsOf(undefined),
+    turns,
+    pauses: (convId) => pausesOf(undefined, convId),
+    checkpoints: (convId) => checkpointsOf(undefined, convId),
+    unfinished: async () => [...new Set((await client.hkeys(keys.checkpoints)).flatMap((field) => checkpointKeyOf(field)?.conv_id ?? []))],
+  };
 }
 
-/** A conversation's turns in their order, from its order list and its hash of blocks by turn id. */
+/** A conversation's turns in their order, from its order list and its hash of blocks by turn id; one that cannot be read throws when its blocks are. */
 function turnsFrom(order: string[], blocks: Record<string, string>): Turn[] {
   return order.flatMap((id) => {
     const json = blocks[id];
-    return json === undefined ? [] : [{ id, blocks: parse<Block[]>(json) }];
+    if (json === undefined) return [];
+    try {
+      return [{ id, blocks: readBlocks(json, () => `the blocks of turn ${id}`) as readonly Block[] }];
+    } catch (error) {
+      return [unreadableTurn(id, error)];
+    }
   });
 }
 
@@ -104,4 +160,22 @@ async function turnsOfEach(client: Redis, keys: RedisKeys, records: readonly Con
     if (orderError ?? blocksError) throw orderError ?? blocksError;
     return turnsFrom(order as string[], blocks as Record<string, string>);
   });
+}
+
+/** Every pending pause's id and JSON, in the order they were made. */
+async function allPauseEntries(client: Redis, keys: RedisKeys): Promise<[string, string][]> {
+  const [order, all] = (await execAll(client.multi().zrange(keys.pauseOrder, '0', '-1').hgetall(keys.pauses))) as [string[], Record<string, string>];
+  return order.flatMap((id) => (all[id] === undefined ? [] : [[id, all[id]] as [string, string]]));
+}
+
+/** A conversation's pending pauses' ids and JSON, in the order they were made. */
+async function pauseEntriesOf(client: Redis, keys: RedisKeys, convId: string): Promise<[string, string][]> {
+  const ids = await client.smembers(keys.conversation(convId).pauses);
+  if (ids.length === 0) return [];
+  const [scores, values] = (await execAll(client.multi().zmscore(keys.pauseOrder, ...ids).hmget(keys.pauses, ...ids))) as [(string | null)[], (string | null)[]];
+  return ids
+    .map((id, index) => ({ id, score: Number(scores[index] ?? Number.POSITIVE_INFINITY), json: values[index] }))
+    .filter((entry): entry is { id: string; score: number; json: string } => typeof entry.json === 'string')
+    .sort((a, b) => a.score - b.score)
+    .map((entry) => [entry.id, entry.json]);
 }

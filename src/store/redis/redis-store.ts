@@ -61,6 +61,8 @@ export interface RedisStore<E extends FrameEvent = FrameEvent, W = never> extend
    * and one this instance made and has not committed yet is its controller's, which a command asks first.
    */
   convOfPause(pauseId: string): Promise<string | undefined>;
+  /** The conversations with an unfinished run: one per stored checkpoint, also one that cannot be read back. */
+  unfinished(): Promise<string[]>;
   /** The service's pending pauses `offset` to `offset + count - 1`, soonest deadline first (ties: by pause id). */
   pausesByDeadline(offset: number, count: number): Promise<PausePage>;
   /** The key layout (for leases and command channels built beside the store). */
@@ -199,7 +201,7 @@ function readsAfterCommit<E extends FrameEvent, W>(
   read: ReadAfter,
 ): Pick<RedisStore<E, W>, keyof RedisReads<E>> {
   return {
-    load: () => read(() => reads.load()),
+    load: (convId) => read(() => reads.load(convId)),
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),
     turns: (convId) => read(() => reads.turns(convId)),
@@ -211,6 +213,7 @@ function readsAfterCommit<E extends FrameEvent, W>(
     convOfPause: (pauseId) => read(() => reads.convOfPause(pauseId), false),
     decisions: (convId) => read(() => reads.decisions(convId)),
     checkpoints: (convId) => read(() => reads.checkpoints(convId)),
+    unfinished: () => read(() => reads.unfinished()),
     engineState: (convId) => read(() => reads.engineState(convId)),
   };
 }

@@ -65,7 +65,7 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
     durable: true,
     grants: createSqliteGrants(db),
     ...writes,
-    load: () => read(() => loadWithSeqs(reads, seqs)),
+    load: (convId) => read(() => loadWithSeqs(reads, seqs, convId)),
     conversation: (convId) => read(() => reads.conversation(convId)),
     conversations: (owner) => read(() => reads.conversations(owner)),
     turns: (convId) => read(() => reads.turns(convId)),
@@ -99,8 +99,8 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
  * follow a restart (a "resumed" frame per run, 10 000 at `restart_recover`) check against it instead
  * of one query per conversation.
  */
-function loadWithSeqs<E extends FrameEvent>(reads: StoreReads<E>, seqs: QueuedSeqs): StoreSnapshot {
-  const snapshot = reads.load();
+function loadWithSeqs<E extends FrameEvent>(reads: StoreReads<E>, seqs: QueuedSeqs, convId: string | undefined): StoreSnapshot {
+  const snapshot = reads.load(convId);
   for (const { conv_id, last_seq } of snapshot.conversations) seqs.set(conv_id, last_seq, true);
   return snapshot;
 }

@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Block } from '../../core/turns.js';
+import { readBlocks, type RowName } from '../stored-rows.js';
 
 /**
  * A running turn is written at every phase boundary, and on a server each boundary is a batch of its
@@ -102,12 +103,15 @@ function firstChange(before: readonly unknown[], after: readonly unknown[]): num
   return common;
 }
 
-/** One turn's blocks: its last whole write (`base`, JSON), then its segments in `start` order. */
-export function joinSegments(base: string, segments: readonly { readonly start: number; readonly blocks: string }[]): Block[] {
-  const blocks = JSON.parse(base) as Block[];
+/**
+ * One turn's blocks: its last whole write (`base`, JSON), then its segments in `start` order. Each
+ * part is checked as it is read (../stored-rows.ts): a `StoredRowError` naming `what` when one cannot be.
+ */
+export function joinSegments(base: string, segments: readonly { readonly start: number; readonly blocks: string }[], what: RowName): Block[] {
+  const blocks = readBlocks(base, what);
   for (const segment of segments) {
     blocks.length = Math.min(blocks.length, segment.start);
-    for (const block of JSON.parse(segment.blocks) as Block[]) blocks.push(block);
+    for (const block of readBlocks(segment.blocks, what)) blocks.push(block);
   }
   return blocks;
 }
