@@ -95,7 +95,9 @@ export const api = {
   profiles: () => request('GET', '/profiles'),
   tools: () => request('GET', '/tools'),
   inferenceRequest: (convId, messageId) => request('GET', `/conversations/${encodeURIComponent(convId)}/inferences/${encodeURIComponent(messageId)}`),
-  decide: (body) => request('POST', '/debug/continue', body),
+  // A decision needs no debug mode (POST /pauses/:pause_id); edited results are a debugging feature.
+  decide: ({ pause_id, ...body }) =>
+    body.results === undefined ? request('POST', `/pauses/${encodeURIComponent(pause_id)}`, body) : request('POST', '/debug/continue', { pause_id, ...body }),
   pauses: (limit) => request('GET', `/pauses?limit=${limit}`),
   decisions: (convId) => request('GET', `/conversations/${encodeURIComponent(convId)}/decisions`),
   grants: () => request('GET', '/grants'),

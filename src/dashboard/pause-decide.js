@@ -1,4 +1,4 @@
-// Sending a pause card's decision: POST /debug/continue with what the card's controls collected. A refusal
+// Sending a pause card's decision: POST /pauses/:pause_id (POST /debug/continue for edited results) with what the card's controls collected. A refusal
 // (400) is shown on the card, its schema issues under the editors they concern.
 
 import { ApiError } from './api.js';

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { newConvId, newPage, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
+import { newConvId, newPage, openDashboard, openPause, sendPrompt, recordDecisions, isDecisionUrl } from './helpers/browser.js';
 import { useDashboardSuite } from './helpers/suite.js';
 
 // docs/protocol.md, Questions for a human, from the page: the pause card renders a form from the answer schema, a
@@ -20,7 +20,7 @@ describe('dashboard: questions for a human', () => {
   it('should answer a question with a form built from its schema, show a refusal and keep the pause, then resume answered', async () => {
     const convId = newConvId('question');
     const page = suite.track(await openDashboard(suite.browser, suite.server.url, convId));
-    const decisions = recordRequests(page, '/debug/continue');
+    const decisions = recordDecisions(page);
     // Step mode stays off: a question pauses anyway.
     await sendPrompt(page, 'book me a room');
     const card = openPause(page, 'after_inference');
@@ -41,7 +41,7 @@ describe('dashboard: questions for a human', () => {
     await field('breakfast').check();
     await mkdir('test-results', { recursive: true });
     await card.screenshot({ path: 'test-results/dashboard-question.png' });
-    const refused = page.waitForResponse((response) => response.url().endsWith('/debug/continue'));
+    const refused = page.waitForResponse((response) => isDecisionUrl(response.url()));
     await card.getByTestId('pause-answer').click();
     expect((await refused).status()).toBe(400);
     await form.getByTestId('answer-error').waitFor();
@@ -97,7 +97,7 @@ describe('dashboard: a question in the inbox', () => {
     await field('nights').fill('-1');
     await field('room').selectOption('single');
     await field('nights').focus();
-    const refused = page.waitForResponse((response) => response.url().endsWith('/debug/continue'));
+    const refused = page.waitForResponse((response) => isDecisionUrl(response.url()));
     await page.keyboard.press('Control+Enter');
     expect((await refused).status()).toBe(400);
     await row.getByTestId('answer-error').waitFor();

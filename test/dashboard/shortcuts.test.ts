@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import type { Locator, Page } from 'playwright-core';
-import { enableStepMode, newConvId, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
+import { enableStepMode, newConvId, openDashboard, openPause, sendPrompt, recordDecisions } from './helpers/browser.js';
 import { useDashboardSuite } from './helpers/suite.js';
 
 // Three calls, one per inference: edited with `e`, denied with `d`, left to the deadline (action deny).
@@ -25,7 +25,7 @@ describe('dashboard: keyboard shortcuts on the focused pause card', () => {
   it('should continue, deny and edit with c, d and e, show the keys, and never fire while typing', async () => {
     const convId = newConvId('keys');
     const page = suite.track(await openDashboard(suite.browser, suite.server.url, convId));
-    const decisions = recordRequests(page, '/debug/continue');
+    const decisions = recordDecisions(page);
     await enableStepMode(page);
     await sendPrompt(page, 'echo three things');
 

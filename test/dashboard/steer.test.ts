@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { enableStepMode, errorsOf, launchBrowser, newConvId, openDashboard, openPause, recordRequests, sendPrompt } from './helpers/browser.js';
+import { enableStepMode, errorsOf, launchBrowser, newConvId, openDashboard, openPause, sendPrompt, recordDecisions, isDecisionUrl } from './helpers/browser.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 const SCRIPT = {
@@ -62,7 +62,7 @@ describe('dashboard: steering a pause', () => {
   it('should deny a chosen call with a reason the model sees, and run the others', async () => {
     const run = await pausedRun('deny');
     page = run.page;
-    const sent = recordRequests(page, '/debug/continue');
+    const sent = recordDecisions(page);
     const card = openPause(page, 'after_inference');
     await card.getByTestId('pause-deny').click();
     await card.locator('[data-tool-call-id="call_add"] [data-testid="deny-select"]').uncheck();
@@ -84,7 +84,7 @@ describe('dashboard: steering a pause', () => {
   it('should refuse invalid JSON in the page and send nothing', async () => {
     const run = await pausedRun('badjson');
     page = run.page;
-    const sent = recordRequests(page, '/debug/continue');
+    const sent = recordDecisions(page);
     const card = openPause(page, 'after_inference');
     await card.getByTestId('pause-edit').click();
     await card.locator('[data-tool-call-id="call_add"] [data-testid="edit-args"]').fill('{"a": 20, ');
@@ -112,7 +112,7 @@ describe('dashboard: steering a pause', () => {
     const editor = card.locator('[data-tool-call-id="call_add"] [data-testid="edit-args"]');
     await card.getByTestId('pause-edit').click();
     await editor.fill('{"a": "twenty", "b": 22}');
-    const rejected = page.waitForResponse((response) => response.url().endsWith('/debug/continue'));
+    const rejected = page.waitForResponse((response) => isDecisionUrl(response.url()));
     await card.getByTestId('edit-submit').click();
     expect((await rejected).status()).toBe(400);
     await expect.poll(() => card.getByTestId('pause-error').isVisible()).toBe(true);

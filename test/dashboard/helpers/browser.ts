@@ -65,6 +65,22 @@ export function recordRequests(page: Page, pathEnd: string): string[] {
   return seen;
 }
 
+/** Whether a URL is where the dashboard sends a decision: `POST /pauses/:pause_id`, or `/debug/continue` for edited results. */
+export const isDecisionUrl = (url: string): boolean => /\/(debug\/continue|pauses\/[^/]+)$/.test(new URL(url).pathname);
+
+/** The decisions the page sent, each as the body of `/debug/continue` (the pause id of a `/pauses/:pause_id` path put in it). */
+export function recordDecisions(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() !== 'POST' || !isDecisionUrl(request.url())) return;
+    const path = new URL(request.url()).pathname;
+    const body = JSON.parse(request.postData() ?? '{}') as Record<string, unknown>;
+    const pauseId = /\/pauses\/([^/]+)$/.exec(path)?.[1];
+    seen.push(JSON.stringify(pauseId === undefined ? body : { pause_id: decodeURIComponent(pauseId), ...body }));
+  });
+  return seen;
+}
+
 /** The seqs of the event log rows, in page order. */
 export const shownSeqs = (page: Page): Promise<number[]> =>
   page.locator('[data-testid="frame"]').evaluateAll((rows) => rows.map((row) => Number((row as HTMLElement).dataset.seq)));
