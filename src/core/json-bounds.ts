@@ -58,7 +58,15 @@ export interface ValueBounds {
  * its bounds; undefined when it is within them. A cycle is infinitely deep: refused, not walked forever.
  */
 export function boundsProblem(value: unknown, bounds: ValueBounds = {}): BoundsProblem | undefined {
-  if (typeof value !== 'object' || value === null) return typeof value === 'string' && value.length > (bounds.maxChars ?? Infinity) ? 'too_large' : undefined;
+  return measure(value, bounds).problem;
+}
+
+/** What `boundsProblem` finds, and the characters of strings and keys it counted (all of them, when within bounds). */
+export function measure(value: unknown, bounds: ValueBounds = {}): { readonly problem?: BoundsProblem; readonly chars: number } {
+  if (typeof value !== 'object' || value === null) {
+    const chars = typeof value === 'string' ? value.length : 0;
+    return chars > (bounds.maxChars ?? Infinity) ? { problem: 'too_large', chars } : { chars };
+  }
   const maxDepth = bounds.maxDepth ?? MAX_JSON_DEPTH;
   const maxChars = bounds.maxChars ?? Number.POSITIVE_INFINITY;
   let chars = 0;
@@ -68,7 +76,7 @@ export function boundsProblem(value: unknown, bounds: ValueBounds = {}): BoundsP
   while (stack.length > 0) {
     const node = stack.pop() as object;
     const depth = depths.pop() as number;
-    if (depth > maxDepth) return 'too_deep';
+    if (depth > maxDepth) return { problem: 'too_deep', chars };
     const values = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
     if (!Array.isArray(node)) for (const key of Object.keys(node)) chars += key.length;
     for (const item of values) {
@@ -78,7 +86,7 @@ export function boundsProblem(value: unknown, bounds: ValueBounds = {}): BoundsP
         depths.push(depth + 1);
       }
     }
-    if (chars > maxChars) return 'too_large';
+    if (chars > maxChars) return { problem: 'too_large', chars };
   }
-  return undefined;
+  return { chars };
 }

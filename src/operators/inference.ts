@@ -1,5 +1,5 @@
 import { catchError, concatMap, defer, map, of, reduce, type Observable, type OperatorFunction } from 'rxjs';
-import { boundsProblem } from '../core/json-bounds.js';
+import { measure } from '../core/json-bounds.js';
 import type { Block, ToolCallBlock } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { eventFrom } from '../streams/events.js';
@@ -73,11 +73,13 @@ interface Answer {
   reasoningOpen: boolean;
   readonly calls: ToolCallBlock[];
   finished?: Extract<EngineEvent, { type: 'finished' }>;
+  /** Text of the arguments kept so far (see `refusalOf`). */
+  argsChars: number;
   /** Calls refused as they came (see `refusalOf`): their `tool_use` errors follow the answer. */
   refused?: { readonly id: string; readonly name: string; readonly error: string }[];
 }
 
-const emptyAnswer = (): Answer => ({ text: '', reasoning: '', reasoningOpen: false, calls: [] });
+const emptyAnswer = (): Answer => ({ text: '', reasoning: '', reasoningOpen: false, calls: [], argsChars: 0 });
 
 /**
  * Whether the answer or the turn so far has a call with this id already: a short scan, where a Set per
@@ -100,13 +102,15 @@ const MAX_CALL_ID_LENGTH = 256;
 /**
  * Why the model's arguments are refused where they enter (docs/protocol.md, Untrusted input), if they
  * are: past this point digests, validation, the store and the wire walk them. A refused call gets a
- * `tool_use` error the model sees, never a pause, and nothing runs.
+ * `tool_use` error the model sees, never a pause, and nothing runs. The answer's calls share one budget
+ * of text: what fits is kept, in the order the calls came.
  */
-function refusalOf(args: unknown): string | undefined {
-  const problem = boundsProblem(args, { maxChars: MAX_ARGS_CHARS });
+function refusalOf(answer: Answer, args: unknown): string | undefined {
+  const { problem, chars } = measure(args, { maxChars: MAX_ARGS_CHARS - answer.argsChars });
+  if (problem === undefined) answer.argsChars += chars;
   return problem === 'too_deep' ? ARGS_TOO_DEEP : problem === 'too_large' ? ARGS_TOO_LARGE : undefined;
 }
-/** As much text as a request body may hold: what a client may not send, a model may not either. */
+/** As much text as a request body may hold: what a client may not send in one request, a model may not in one answer. */
 const MAX_ARGS_CHARS = 1024 * 1024;
 export const ARGS_TOO_DEEP = 'arguments nested too deeply';
 export const ARGS_TOO_LARGE = 'arguments too large';
@@ -141,7 +145,7 @@ function foldAnswer(ports: InferencePorts, state: LoopState, message: string) {
       case 'tool-call': {
         // A provider may omit or repeat ids; tool_use blocks are matched by id, so keep them unique.
         const id = isUsableId(event.id) && !hasCall(answer, state.blocks, event.id) ? event.id : ids.next('call');
-        const refused = refusalOf(event.args);
+        const refused = refusalOf(answer, event.args);
         // Arguments refused are not kept: nothing past this point may walk them.
         const args = refused ? {} : event.args;
         const block: ToolCallBlock = { id: ids.next('block'), kind: 'tool_call', role: 'assistant', payload: { id, name: event.name, args } };

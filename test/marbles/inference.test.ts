@@ -186,4 +186,19 @@ describe('inference with a misbehaving engine', () => {
     // Every call ran and has its own result.
     expect(rt.tool.calls).toHaveLength(3);
   });
+
+  it('should keep the calls of one answer whose arguments fit 1 MiB of text together, and refuse the rest as too large', () => {
+    const big = 'x'.repeat(600 * 1024);
+    const rt = createTestRuntime({
+      responses: [
+        { tool_calls: [{ id: 'a', name: 'echo', arguments: { text: big } }, { id: 'b', name: 'echo', arguments: { text: big } }, { id: 'c', name: 'echo', arguments: { text: 'small' } }] },
+        { text: 'done' },
+      ],
+    });
+    let result: RunResult | undefined;
+    rt.session.start({ prompt: 'hi' }).result$.subscribe((r) => (result = r));
+    const uses = (result?.turn.blocks ?? []).filter((block) => block.kind === 'tool_use').map((block) => block.payload as { id: string; error?: string });
+    expect(uses.find((use) => use.id === 'b')?.error).toBe('arguments too large');
+    expect(uses.filter((use) => use.error === undefined).map((use) => use.id).sort()).toEqual(['a', 'c']);
+  });
 });
