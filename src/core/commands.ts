@@ -98,7 +98,7 @@ export interface CommandPort {
 }
 
 /** A refusal a command's code throws; the handler turns it into the command's failed result. */
-export class CommandError extends Error implements CommandFailure {
+export class CommandError extends Error {
   override readonly name = 'CommandError';
   constructor(
     readonly code: string,
