@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { PauseFeedFrame } from '../core/directory.js';
 import type { LogFrame } from '../streams/frame-codec.js';
+import { keepNewest } from '../core/bounded-map.js';
 
 /** A frame the index learns from: one a socket relayed, or one of the service's pause feed (its text alone). */
 type IndexedFrame = LogFrame | (PauseFeedFrame & { readonly event?: undefined });
@@ -26,8 +27,7 @@ export function createPauseIndex(frames$: Observable<IndexedFrame>, limit = REME
   const subscription = frames$.subscribe((frame) => {
     const pauseId = frame.event ? (frame.event.type === 'paused' ? frame.event.pause.pause_id : undefined) : pauseOfText(frame.text);
     if (pauseId === undefined) return;
-    convOfPause.set(pauseId, frame.event ? frame.event.conv_id : frame.conv_id);
-    if (convOfPause.size > limit) convOfPause.delete(convOfPause.keys().next().value as string);
+    keepNewest(convOfPause, pauseId, frame.event ? frame.event.conv_id : frame.conv_id, limit);
   });
   return {
     convOf: (pauseId) => convOfPause.get(pauseId),

@@ -4,6 +4,7 @@ import { resumedIteration } from '../sessions/recovery.js';
 import type { SequencedEvent } from '../streams/events.js';
 import { encodeFrame, textOfFrame, type EncodedFrame, type LogFrame } from '../streams/frame-codec.js';
 import type { FrameContext, Message, SemFrame } from './sem-frames.js';
+import { keepNewest } from '../core/bounded-map.js';
 
 export { encodeFrame, type EncodedFrame } from '../streams/frame-codec.js';
 
@@ -96,9 +97,9 @@ function followLive(frames$: Observable<SequencedEvent>, conversations: Map<stri
     if (!known) {
       const first: ConversationMessages = { liveFrom: item.seq, runs: new Map() };
       learn(first.runs, item);
-      remember(conversations, convId, first, CONVERSATION_MEMORY);
+      keepNewest(conversations, convId, first, CONVERSATION_MEMORY);
       // Refreshed by message, not by frame (a map write per model message): as runs are.
-    } else if (learn(known.runs, item)) remember(conversations, convId, known, CONVERSATION_MEMORY);
+    } else if (learn(known.runs, item)) keepNewest(conversations, convId, known, CONVERSATION_MEMORY);
   });
 }
 
@@ -108,7 +109,7 @@ function followLive(frames$: Observable<SequencedEvent>, conversations: Map<stri
  */
 function prepareConversation(store: FrameReads, conversations: Map<string, ConversationMessages>, convId: string, items: readonly LogFrame[]): Promise<void> {
   let known = conversations.get(convId);
-  if (!known) remember(conversations, convId, (known = { liveFrom: Number.POSITIVE_INFINITY, runs: new Map() }), CONVERSATION_MEMORY);
+  if (!known) keepNewest(conversations, convId, (known = { liveFrom: Number.POSITIVE_INFINITY, runs: new Map() }), CONVERSATION_MEMORY);
   const liveFrom = known.liveFrom;
   if (known.liveFrom <= 1 || !items.some((item) => item.seq < liveFrom && item.text === undefined)) return Promise.resolve();
   // Once per conversation; a failed read is tried again by the next caller.
@@ -151,8 +152,8 @@ function learn(runs: Map<string, RunMessages>, { seq, event }: SequencedEvent): 
   const resumedAfter = resumedIteration(event);
   if (event.type !== 'inference-started' && resumedAfter === undefined) return false;
   let run = runs.get(event.inference_id);
-  if (run) remember(runs, event.inference_id, run, RUN_MEMORY);
-  else remember(runs, event.inference_id, (run = { next: 1, messages: [] }), RUN_MEMORY);
+  if (run) keepNewest(runs, event.inference_id, run, RUN_MEMORY);
+  else keepNewest(runs, event.inference_id, (run = { next: 1, messages: [] }), RUN_MEMORY);
   if (resumedAfter !== undefined) run.next = resumedAfter + 1;
   if (event.type === 'inference-started') {
     run.messages.push({ seq, id: `${event.inference_id}:${run.next}`, model: event.model });
@@ -161,12 +162,6 @@ function learn(runs: Map<string, RunMessages>, { seq, event }: SequencedEvent): 
   return true;
 }
 
-/** Newest last: what is forgotten first is what was used longest ago. */
-function remember<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > limit) map.delete(map.keys().next().value as string);
-}
 
 /** The last message started at or before `seq` (binary search: they are in seq order). */
 function lastAtOrBefore(runMessages: readonly Message[], seq: number): Message | undefined {

@@ -1,5 +1,6 @@
 import type { Engine, EngineMiddleware, InferenceRequest } from '../core/engine.js';
 import type { Block } from '../core/turns.js';
+import { keepNewest } from '../core/bounded-map.js';
 
 /**
  * What was sent to the model, per inference (issue 12: "each inference shows what was sent to the
@@ -52,12 +53,8 @@ export function createInferenceLog(config: InferenceLogConfig = {}): InferenceLo
   const keep = (messageId: string, request: InferenceRequest): void => {
     const convId = request.conv_id;
     const requests = conversations.get(convId) ?? new Map<string, InferenceRequest>();
-    conversations.delete(convId);
-    conversations.set(convId, requests);
-    if (conversations.size > limits.maxConversations) conversations.delete(conversations.keys().next().value as string);
-    requests.delete(messageId);
-    requests.set(messageId, request);
-    if (requests.size > limits.perConversation) requests.delete(requests.keys().next().value as string);
+    keepNewest(conversations, convId, requests, limits.maxConversations);
+    keepNewest(requests, messageId, request, limits.perConversation);
   };
 
   // The message each run's inference in flight starts (one at a time per run), from `name` to `capture`.
@@ -65,9 +62,8 @@ export function createInferenceLog(config: InferenceLogConfig = {}): InferenceLo
 
   return {
     name: (engine) => wrap(engine, (request) => {
-      naming.set(request.inference_id, messageIdOf(request));
       // A middleware that answers without the engine leaves its name here: bounded all the same.
-      if (naming.size > limits.maxConversations) naming.delete(naming.keys().next().value as string);
+      keepNewest(naming, request.inference_id, messageIdOf(request), limits.maxConversations);
     }),
     capture: (engine) => wrap(engine, (request) => {
       const messageId = naming.get(request.inference_id) ?? messageIdOf(request);

@@ -1,5 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import type { StoredConversation } from '../core/store.js';
+import { keepNewest } from '../core/bounded-map.js';
 
 /** How long after a conversation was adopted `open` adopts it again rather than creating it, ms. */
 const REJOIN_WITHIN_MS = 10_000;
@@ -22,9 +23,7 @@ export function createRecentAdoptions(scheduler: SchedulerLike): RecentAdoptions
   const joined = new Map<string, { readonly conversation: StoredConversation; readonly at: number }>();
   return {
     remember: (conversation) => {
-      joined.delete(conversation.conv_id);
-      joined.set(conversation.conv_id, { conversation, at: scheduler.now() });
-      if (joined.size > REJOIN_MEMORY) joined.delete(joined.keys().next().value as string);
+      keepNewest(joined, conversation.conv_id, { conversation, at: scheduler.now() }, REJOIN_MEMORY);
     },
     recent: (convId) => {
       const adopted = joined.get(convId);

@@ -2,6 +2,7 @@ import { toJsonText } from '../core/json.js';
 import type { WireFrame } from '../core/store.js';
 import type { SequencedEvent } from './events.js';
 import { toSemFrame, type FrameContext, type Message, type SemFrame } from './sem-frames.js';
+import { keepNewest } from '../core/bounded-map.js';
 
 /**
  * The one codec of a frame (docs/protocol.md, WebSocket): a hub item becomes its wire JSON once, and
@@ -70,9 +71,7 @@ export function createFrameCodec(): FrameCodec {
       const { event } = item;
       if (event.type === 'inference-started') {
         const count = (runs.get(event.inference_id)?.count ?? 0) + 1;
-        runs.delete(event.inference_id);
-        runs.set(event.inference_id, { count, message: { seq: item.seq, id: `${event.inference_id}:${count}`, model: event.model } });
-        if (runs.size > RUN_MEMORY) runs.delete(runs.keys().next().value as string);
+        keepNewest(runs, event.inference_id, { count, message: { seq: item.seq, id: `${event.inference_id}:${count}`, model: event.model } }, RUN_MEMORY);
       }
       return textOfFrame(item, context);
     },

@@ -8,6 +8,7 @@ import { eventFrom, type PauseInfo } from './events.js';
 import { decide, reasonOf, StepCommandError, tooDeep, type ContinueCommand, type EditValidator, type PauseDecision, type PauseResolution, type SubmitResult } from './step-commands.js';
 import { decideAnswers, schemaAnswerValidator, type AnswerValidator } from './answer-decision.js';
 import type { PauseRequest, StepControllerPorts, TimeoutAction } from './step-controller.js';
+import { keepNewest } from '../core/bounded-map.js';
 
 /** `by` of what no person decided: the deadline, switching step mode off, cancellation (docs/protocol.md, Durability). */
 export const SYSTEM = 'system';
@@ -72,8 +73,7 @@ export function settle(book: PauseBook, entry: PendingPause, resolution: PauseRe
   pendingById.delete(info.pause_id);
   deadlines.settled();
   hibernations.delete(info.pause_id);
-  resolved.set(info.pause_id, { reason: resolution.reason, conv_id: info.conv_id });
-  if (resolved.size > book.resolvedMemory) resolved.delete(resolved.keys().next().value as string);
+  keepNewest(resolved, info.pause_id, { reason: resolution.reason, conv_id: info.conv_id }, book.resolvedMemory);
   // Each step is total (docs/protocol.md, Untrusted input): a resolution may run in a deadline's timer,
   // where a throw would end the process; a store that refuses the record fails that commit, seen below.
   guarded(book, () => ports.onResolved?.(resolution));

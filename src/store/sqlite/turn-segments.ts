@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Block } from '../../core/turns.js';
 import { readBlocks, type RowName } from '../stored-rows.js';
+import { keepNewest } from '../../core/bounded-map.js';
 
 /**
  * A running turn is written at every phase boundary, and on a server each boundary is a batch of its
@@ -80,9 +81,7 @@ export function createTurnWriter(db: Database, jsonOf: (blocks: readonly unknown
     writtenInBatch: (convId, turnId) => writtenOf(staged.get(convId), turnId)?.blocks,
     committed: () => {
       for (const [convId, written] of staged) {
-        remembered.delete(convId);
-        remembered.set(convId, written);
-        if (remembered.size > REMEMBERED_TURNS) remembered.delete(remembered.keys().next().value as string);
+        keepNewest(remembered, convId, written, REMEMBERED_TURNS);
       }
       staged.clear();
     },
