@@ -22,7 +22,7 @@ export function openServerStore(options: ServeOptions, env: Env): Store {
     const store = openStore({ kind: 'redis', redisUrl, ...retentionOf(options) }) as ClusterStore;
     console.log(`store: redis at ${printableUrl(redisUrl)}`);
     // Shared by every instance of the service (docs/protocol.md, Several instances): a runtime on it joins the service.
-    return asServiceStore(store, { redisUrl, leaseMs: options.leaseMs, log: (line: string) => console.log(line) });
+    return asServiceStore(store, { leaseMs: options.leaseMs, log: (line: string) => console.log(line) });
   }
   const store = openStore({ kind: options.store, dataDir: options.dataDir, ...retentionOf(options) });
   console.log(store.durable ? `store: ${options.store} in ${resolve(options.dataDir)}` : `store: ${options.store} (nothing survives a restart)`);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { CommandHandler } from '../core/commands.js';
 import type { RecoverOptions, RecoveryReport } from '../sessions/recovery.js';
@@ -28,12 +27,12 @@ export interface ClusterStore extends Store<FrameEvent> {
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
   /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
   fence(fence: StoreFence): void;
+  /** Another connection to the store's Redis (see `RedisStore.connect`). */
+  connect(): Redis;
 }
 
 export interface ClusterConfig {
   readonly store: ClusterStore;
-  /** The Redis every instance shares (the store's). */
-  readonly redisUrl: string;
   /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
   readonly leaseMs?: number;
   /** How long a command delivered to the owner waits for its answer before a 503, ms. Default 2000. */
@@ -70,14 +69,8 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
   const { store } = config;
   const instanceId = `inst_${randomBytes(6).toString('hex')}`;
   const leaseMs = config.leaseMs ?? 5000;
-  // Loaded only when an instance joins a service: the server imports this module for every store, and
-  // ioredis took about 0.2 s of each start (`restart_recover`, SQLite's included), as in ../store/redis/connection.ts.
-  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-  const connect = (): Redis => {
-    const connection = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 0, retryStrategy: (times) => Math.min(50 * times, 1000) });
-    connection.on('error', () => undefined);
-    return connection;
-  };
+  // The store's own connections, its settings and error policy: one way to reach Redis.
+  const connect = (): Redis => store.connect();
   const redis = connect();
   // Its own connection: a heartbeat never waits behind other commands.
   const heartbeat = connect();

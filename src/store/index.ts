@@ -78,7 +78,6 @@ export function createRedisStore<E extends FrameEvent = FrameEvent>(options: Red
   const redis = redisAdapter();
   const store = redis.createRedisStore<E>(config);
   const service = {
-    redisUrl: config.url ?? redis.REDIS_STORE_DEFAULTS.url,
     ...(leaseMs === undefined ? {} : { leaseMs }),
     ...(log === undefined ? {} : { log }),
   };

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { Observable } from 'rxjs';
 import type { FrameEvent, FramePage, Store, StoredFrame, StoredPause, StoreRetentionConfig } from '../../core/store.js';
 import { LeaseLostError, StoreClosedError } from '../../core/store-errors.js';
@@ -70,6 +71,11 @@ export interface RedisStore<E extends FrameEvent = FrameEvent, W = never> extend
   /** False while Redis is unreachable. */
   isAvailable(): boolean;
   /**
+   * Another connection to this store's Redis, with its settings and error policy (a heartbeat or a
+   * subscriber must not wait behind the store's commands). Closed by its taker.
+   */
+  connect(): Redis;
+  /**
    * Fences this store's writes from now on (docs/protocol.md, Several instances: two instances never
    * both run one run): a run's appends, turns, pauses, decisions and checkpoints carry the token
    * `fence.tokenOf` gives for their conversation (undefined: this instance holds none) and are refused
@@ -114,6 +120,7 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
     keys,
     fence: fencing.fence,
     isAvailable: () => !connection.isDown() && client.status === 'ready',
+    connect: () => connection.duplicate(),
     ...queuedWrites(push),
     appendFrames: (frames) => {
       if (closed) throw new StoreClosedError('redis');
