@@ -4,7 +4,7 @@ export type { ModelDefaults } from './flags.js';
 
 /**
  * Read from the engine modules only when help is printed: importing one loads its SDK, and loading
- * both SDKs weighed on every start (`restart_recover`), the scripted demo's included.
+ * both SDKs would weigh on every start, the scripted demo's included.
  */
 export async function loadModelDefaults(): Promise<ModelDefaults> {
   const [{ OPENAI_CHAT_DEFAULTS }, { ANTHROPIC_DEFAULTS }] = await Promise.all([import('../engines/openai-chat.js'), import('../engines/anthropic.js')]);

@@ -41,7 +41,7 @@ export async function loadServeInputs(options: ServeOptions, env: Env): Promise<
   const script = options.script ? await loadScript(options.script) : undefined;
   const { engine, scripted } = await buildEngine(options, env, script, {});
   const ownTools = await chooseTools(options, scripted);
-  // MCP's SDK is imported only when asked for: loading it weighed on every start (`restart_recover`).
+  // MCP's SDK is imported only when asked for: loading it would weigh on every start.
   const mcp = options.mcp ? await (await import('./mcp-file.js')).startMcpServers(options.mcp, ownTools) : undefined;
   const tools = [...ownTools, ...(mcp?.tools ?? [])];
   const profileEngine: ProfileEngineOf = async (choice, slug) => (await buildEngine(options, env, script, choice, slug)).engine;

@@ -7,15 +7,14 @@ export interface IdSource {
 
 /**
  * Unique ids for real use: `pause_3f2a9c1e04k`, a random part per source then a counter. Unique
- * across restarts and runtimes, and a counter costs nothing where a UUID per id cost ~1.5 µs.
+ * across restarts and runtimes, and a counter costs next to nothing where a UUID per id is slow to make.
  * Not secrets: ownership, not unguessability, protects a conversation or a pause.
  */
 export function createRandomIds(): IdSource {
   const seed = randomBytes(5).toString('hex');
   let counter = 0;
   // Joined rather than a template: `join` builds one flat string, where a template of this length is
-  // a tree of V8 cons strings, about 0.1 KB more per id and half a dozen ids per paused run
-  // (`paused_heap_per_run`).
+  // a tree of V8 cons strings, more heap per id, and every paused run holds several ids.
   return { next: (prefix) => [prefix, '_', seed, (counter++).toString(36)].join('') };
 }
 

@@ -45,8 +45,8 @@ export const isToolUseBlock = (block: Block): block is ToolUseBlock => block.kin
 export function pendingToolCalls(blocks: readonly Block[]): ToolCall[] {
   // One pass that allocates nothing but its answer: the calls open at any point are few (one batch),
   // so each result is matched against a short list and removed in place. The loop asks this at every
-  // step of a growing turn; `splice` and a `findIndex` closure per result allocated 1.5 KB per step of
-  // `loop_step` (a 15-step turn), more than the scan itself.
+  // step of a growing turn; `splice` and a `findIndex` closure per result allocated more at every step
+  // than the scan itself costs.
   const pending: ToolCall[] = [];
   // Results that came before their call (not what a loop writes, but a valid list): rare, kept apart.
   let early: string[] | undefined;

@@ -31,8 +31,8 @@ export const LOCAL_SERVER_API_KEY = 'not-needed';
  * `--engine` (docs/protocol.md, Command line): `auto` picks OpenAI when `OPENAI_API_KEY` is set, else Anthropic when
  * `ANTHROPIC_API_KEY` is set, else the scripted demo. An explicit provider without a key fails,
  * except OpenAI engines given a base URL (a local compatible server needs no key).
- * A provider's module (and its SDK) is imported only when that provider is picked: the SDKs took
- * 0.7-1 s of every start (`restart_recover`), the scripted demo included.
+ * A provider's module (and its SDK) is imported only when that provider is picked: loading the SDKs
+ * would slow every start, the scripted demo's included.
  */
 export async function selectEngine(config: SelectEngineConfig): Promise<EngineSelection> {
   if (!ENGINE_CHOICES.includes(config.engine)) {

@@ -45,7 +45,7 @@ interface McpSdk {
 
 /**
  * Imported when servers are connected, not with the package: the SDK (with ajv and its transports) is
- * the heaviest thing a program that uses no MCP server would otherwise load (import_time, docs/library.md,
+ * the heaviest thing a program that uses no MCP server would otherwise load (docs/library.md,
  * A light import).
  */
 async function loadMcpSdk(): Promise<McpSdk> {

@@ -78,7 +78,7 @@ function runCalls(
   /**
    * A call's progress folded into what follows from its outcome: each event is published as it comes
    * (`started` before the tool runs), and the fold emits once the call completes. One `reduce` rather
-   * than `tap`, `filter` and `map`: two subscriptions less per tool call (`loop_step`).
+   * than `tap`, `filter` and `map`: two subscriptions less per tool call.
    */
   const settled = <A>(call: ToolCall, seed: A, onOutcome: (outcome: ToolOutcome) => A) =>
     reduce((acc: A, progress: ToolProgress): A => {

@@ -79,9 +79,8 @@ export const executorOf = (ports: Pick<LoopPorts, 'executor'>, run: RunContext):
 
 /**
  * Every state is built here, field by field in one order, never by a spread that overrides fields
- * (`{ ...state, next }`): fed states of a few shapes, such spreads fall to V8's slow path, about
- * 0.7 µs apiece and several per step (`loop_step`), while these literals cost a few ns and share
- * one hidden class.
+ * (`{ ...state, next }`): fed states of a few shapes, such spreads fall to V8's slow path, several
+ * times a step, while these literals stay on the fast one and share one hidden class.
  */
 const stateOf = (
   run: RunContext,

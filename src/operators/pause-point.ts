@@ -42,8 +42,7 @@ export function pausePoint(
 /**
  * One state at a pause point: the state at once when there is nothing to pause for, else the
  * controller's pause with its resolution applied. The tool loop calls it directly for its pause
- * phases, so a waiting run holds no concatMap layer (each live layer costs about 1 KB of heap per
- * paused run, `paused_heap_per_run`).
+ * phases, so a waiting run holds no concatMap layer (each live layer costs heap for every paused run).
  */
 export function pauseAt(
   phase: PausePhase,

@@ -100,11 +100,11 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     // either (every cycle has work phases).
     if (isPausePhase(phase)) return pauseAt(phase, ports, input, calls);
     if (phase === 'tools') return barrier ? afterBarrier(barrier, input, () => tools(input, calls)) : tools(input, calls);
-    // With a zero-latency engine and tools the phases recurse, about 70 stack frames a step, and a
+    // With a zero-latency engine and tools the phases recurse, dozens of stack frames a step, and a
     // long run would overflow the stack. Every TRAMPOLINE_EVERY-th inference starts on the queue
     // scheduler, which unwinds them, so a run's stack stays a few steps deep; still synchronous, so
-    // virtual time is unchanged. Once every step cost 4% of `loop_step` (bench A/B in one process,
-    // median of 7 runs) for recursion a few steps deep does not need.
+    // virtual time is unchanged. Not at every inference: a trampoline there cost a measurable share of
+    // every step, for recursion a few steps deep does not need.
     const inference$ = infer(input);
     return input.iteration % TRAMPOLINE_EVERY === 0 ? inference$.pipe(subscribeOn(queueScheduler)) : inference$;
   };

@@ -76,7 +76,7 @@ export function buildRouter(context: ServerContext, tokens: TokenTable, options:
   router.use(inboxRoutes(context), agUiRoutes(context), aiSdkRoutes(context));
   if (webhooks) router.use(webhooks.routes(context));
   // After the API: in front of it, every API GET went through a look on disk for a dashboard file of
-  // its path first (a stat per request, about a twentieth of an instance's CPU in the soak).
+  // its path first (a stat per request, a measurable share of an instance's CPU under load).
   router.use(dashboardRoutes(options.dashboardDir));
   router.get(['/ws', '/ws/pauses'], (req) => {
     throw new HttpError(426, 'upgrade_required', `GET ${req.path} is a WebSocket endpoint: send an Upgrade request`);

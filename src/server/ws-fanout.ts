@@ -22,11 +22,10 @@ export interface Fanout {
 
 /**
  * committed frames -> encode -> fan-out, once per conversation: each client gets each turn's frames as one shared
- * buffer, in one write. Written first as `ws.send` per frame and client (socket corked per turn), the
- * bench measured fanout_1 / 10 / 100 at 0.55-0.75× / 1.5-2.6× / 2.8-4.4× the raw `ws` server; one
- * buffer per turn gave 0.86-0.93× / 3.9-5.2× / 5.3-5.5× (main's hand-framed path: 0.81× / 4.2× / 6.2×
- * in the same conditions). What is left of fanout_1 is JSON.stringify, as the raw server's: none at all
- * for a frame a durable store was given with its text (src/streams/frame-codec.ts).
+ * buffer, in one write. Written first as `ws.send` per frame and client (socket corked per turn), it sent
+ * to one client slower than the raw `ws` server and gained less from many; one buffer per turn does better at
+ * every fan-out, about as well as a hand-framed path. What is left for one client is JSON.stringify, as the
+ * raw server's: none at all for a frame a durable store was given with its text (src/streams/frame-codec.ts).
  */
 export function createFanout(frames: Pick<FrameLog<LogFrame>, 'conversation$'>, encoder: FrameEncoder): Fanout {
   const channels = new Map<string, Observable<Batch>>();

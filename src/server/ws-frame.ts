@@ -76,10 +76,9 @@ export function createFrameList(headers: FrameHeaders = createFrameHeaders()): F
 
   return {
     // The text is written once, where its payload goes (after room for the longest header), then
-    // moved up to the header ws made for it: no buffer per frame. Against Buffer.from + a copy, a
-    // 100 000-frame burst to one client took 490-640 ms of CPU instead of 650-730 (fanout_1's case).
-    // A header made before for the same length saves a view and a `Sender.frame` a frame: 411 -> 250 ns
-    // an append of a 210-byte frame (bench/wire.ts's frames), 0.16 µs of fanout_1's 3.4 µs a frame.
+    // moved up to the header ws made for it: no buffer per frame, where Buffer.from and a copy cost
+    // CPU on every frame of a burst. A header made before for the same length saves a view and a
+    // `Sender.frame` a frame, a share of each append that shows when one client gets many small frames.
     append: (text) => {
       const start = endOf(ends.length);
       reserve(start, MAX_HEADER + 3 * text.length);

@@ -51,7 +51,7 @@ export interface Hibernation {
   /**
    * Recovery's way back for a paused run (docs/protocol.md, Durability): its stored pause pending
    * again and the run hibernated at it from the start, with the checkpoint recovery read, so a restart
-   * builds none of 100 000 paused runs (`restart_recover_100k`) and reads no checkpoint twice.
+   * builds none of its paused runs, however many, and reads no checkpoint twice.
    */
   readonly restoreAsleep: (session: Session, checkpoint: RunCheckpoint, pause: PauseInfo) => boolean;
 }

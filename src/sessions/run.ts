@@ -30,11 +30,10 @@ export function createRun$(
 ): Observable<RunResult> {
   const { run } = initial;
   // One hand-written observer instead of catchError/reduce/map: a run lives as long as its pauses,
-  // and those three layers held 2.3 KB more per paused run (`paused_heap_per_run` 11.3 KB, target
-  // 10 KB). Cancellation is unsubscription, here rather than through an operator of its own: a
-  // `cancelOn` layer (Observable, notifier and forwarding subscribers), tried again on 2026-11-24,
-  // took `paused_heap_per_run` from 9.1 to 10.5 KB (bench `paused`, two runs each), past the target,
-  // so it was deleted. `takeUntil` would not do: it completes downstream before it unsubscribes
+  // and those three layers took the heap each paused run holds past its target. Cancellation is
+  // unsubscription, here rather than through an operator of its own: a `cancelOn` layer (Observable,
+  // notifier and forwarding subscribers), tried again later, took it past the target as well, so it
+  // was deleted. `takeUntil` would not do: it completes downstream before it unsubscribes
   // upstream, so what the teardown publishes would follow the run's end. The order here: the loop is
   // torn down first (aborting the engine call and the tools, resolving an open pause as
   // `cancelled`), then the run ends, so `resumed` precedes `run-ended` (session.test.ts).

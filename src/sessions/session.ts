@@ -83,7 +83,7 @@ export interface Session extends SessionIdentity {
   /**
    * Recovery only: a run restored at a pause, held as that pause alone until it resolves. `wait` is
    * the pause, from the rebuilt state, and emits the state its resolution leads to: the run's loop
-   * is built only then, so a restart with 10 000 paused runs builds none (`restart_recover`).
+   * is built only then, so a restart with many paused runs builds none of them.
    * Cancelled first, the run ends where it stands, as a paused run does (the pause resolves `cancelled`).
    */
   park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void;

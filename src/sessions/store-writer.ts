@@ -86,8 +86,8 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
 
 /**
  * The loop's state as the store keeps it: what cannot be stored (engine, tools, cancel) is rebuilt at
- * recovery. Optional fields are assigned only when set, not spread in from conditional objects: six
- * such spreads took 0.2-0.5 µs per boundary against 0.05 µs now (measured alone), two boundaries a step.
+ * recovery. Optional fields are assigned only when set, not spread in from conditional objects: such
+ * spreads cost far more per boundary, and a step crosses two.
  */
 export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string | undefined, at_ms: number, pending?: readonly ToolCall[]): RunCheckpoint {
   const { run, decision } = state;
@@ -123,7 +123,7 @@ export function hasUnrepeatableCall(registry: ToolRegistry, state: LoopState, pe
 /** Whether a pending call's tool code runs: not denied, and not a question answered (its answer is its result). */
 const runsCode = (state: LoopState, toolCallId: string): boolean => deniedBy(state.decision, toolCallId) === undefined && !isAnswered(state.decision, toolCallId);
 
-/** The pending calls whose code runs (see `runsCode`). Loops, not `flatMap`: that took 9 µs per tools boundary of a 15-step turn (`loop_step`). */
+/** The pending calls whose code runs (see `runsCode`). Loops, not `flatMap`: its arrays and callbacks cost time at every tools boundary. */
 function runningCalls(state: LoopState, pending: readonly ToolCall[]): string[] {
   const running: string[] = [];
   for (const call of pending) if (runsCode(state, call.id)) running.push(call.id);

@@ -4,7 +4,7 @@
  *
  * Why not `Promise.race([work, gaveUp])` on one pending `gaveUp`: every race adds reactions to `gaveUp`
  * that stay until it settles, each holding the race's result, so a long-lived store kept every commit's
- * replies for good (about 2 KB per run of a Redis service's instance).
+ * replies for good: memory that grew with every run of a Redis service's instance.
  */
 export interface GiveUp {
   /** Settles as `work` does, or rejects with the reason once `giveUp` is called. */

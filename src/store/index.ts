@@ -4,7 +4,7 @@
  * as the CLI and tests call them; these are the package's names and options for them.
  *
  * None of them costs the import: better-sqlite3 loads when a SQLite store is opened and ioredis when a
- * Redis store is (import_time, docs/library.md, A light import).
+ * Redis store is (docs/library.md, A light import).
  */
 import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
 import { createMemoryStore as createMemoryAdapter } from './memory.js';
@@ -16,7 +16,7 @@ import type { RedisStore, RedisStoreConfig } from './redis/redis-store.js';
 import type { SqliteStoreConfig } from './sqlite/sqlite-store.js';
 
 // The adapters' modules (their writes, reads and scripts) load when a store is made, not with the package:
-// ES modules without top-level await, which Node's `require` loads synchronously (import_time).
+// ES modules without top-level await, which Node's `require` loads synchronously.
 const load = createRequire(import.meta.url);
 const sqliteAdapter = (): typeof import('./sqlite/sqlite-store.js') => load('./sqlite/sqlite-store.js') as typeof import('./sqlite/sqlite-store.js');
 const redisAdapter = (): typeof import('./redis/redis-store.js') => load('./redis/redis-store.js') as typeof import('./redis/redis-store.js');

@@ -10,8 +10,8 @@ import type { StoreWrites } from './write-ops.js';
 export interface ConversationRows<E extends FrameEvent> {
   record?: ConversationRecord;
   /**
-   * In order: a turn keeps its place when its blocks are replaced. A list, not a Map: a conversation's
-   * Map cost 0.2 KB of `paused_heap_per_run`, and the turn written is almost always the last one.
+   * In order: a turn keeps its place when its blocks are replaced. A list, not a Map: a Map per
+   * conversation costs heap for every paused run, and the turn written is almost always the last one.
    */
   turns: Turn[];
   frames: StoredFrame<E>[];
@@ -21,8 +21,8 @@ export interface ConversationRows<E extends FrameEvent> {
   /**
    * One checkpoint per unfinished run, the latest; a conversation has one at a time, seldom more. A
    * short list per conversation rather than one map keyed by a joined string: hashing a freshly
-   * joined key at every phase boundary showed in `loop_step`'s profile. The first is stored as a
-   * one-element list: a `push` onto `[]` reserves 17 slots (0.13 KB per paused run).
+   * joined key at every phase boundary is a cost on the loop's hot path. The first is stored as a
+   * one-element list: a `push` onto `[]` reserves 17 slots, held by every paused run.
    */
   checkpoints: RunCheckpoint[];
 }
@@ -111,7 +111,7 @@ function createFrameAppender<E extends FrameEvent>(
     writable();
     const only = frames[0];
     // The server's frame log appends one frame at a time, as the hub publishes: that case, the hot
-    // one (once per frame in fanout_N), checks its seq without building a map of last seqs.
+    // one (once per frame the hub publishes), checks its seq without building a map of last seqs.
     if (only && frames.length === 1) {
       const row = rows.get(only.event.conv_id);
       const expected = (row?.lastSeq ?? 0) + 1;

@@ -42,7 +42,7 @@ export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<O
   let latest: Batch<Op> | undefined;
   // Whether an asynchronous commit is in flight. What is written meanwhile stays in the open batch and
   // goes in one commit once it settles. Taken a tick at a time instead, small batches queued behind one
-  // another, a round trip each: a decision written under load waited for several (the soak).
+  // another, a round trip each: a decision written under load waited for several.
   let inFlight = false;
 
   // Why the batch that settled last failed, if it did: a conversation's waiter that comes after a

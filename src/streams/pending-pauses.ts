@@ -57,8 +57,8 @@ export interface PauseBook {
   readonly resolved: Map<string, ResolvedPause>;
 }
 
-// A scan rather than an index by session: an index cost a Map entry and a Set per paused run
-// (`paused_heap_per_run`), and hellos, listings and disable scan far less often than runs pause. A
+// A scan rather than an index by session: an index costs heap for every paused run (a Map entry and
+// a Set), and hellos, listings and disable scan far less often than runs pause. A
 // loop, not a spread and a filter: copying every pending pause first cost most of the scan.
 export function pendingOf(book: PauseBook, sessionId: string): PendingPause[] {
   const found: PendingPause[] = [];
@@ -125,8 +125,8 @@ function questionOf(request: PauseRequest): Pick<PauseInfo, 'kind' | 'answer_sch
 }
 
 // Hand-written rather than `race(commands$.pipe(filter(mine)), timer(deadline)).pipe(take(1), tap,
-// observeOn)`: that composition held far more per paused run than the target of
-// `paused_heap_per_run` (each live operator layer costs heap); this one Observable holds what
+// observeOn)`: that composition held far more per paused run than the heap target allows (each
+// live operator layer costs heap); this one Observable holds what
 // the race did. The first of a command, disable and the deadline wins; unsubscription cancels.
 /** See `StepController.pause`. */
 export function pause$(book: PauseBook, request: PauseRequest): Observable<PauseResolution> {

@@ -13,7 +13,7 @@ export interface TraceExport {
  * OpenTelemetry SDK that exports every span over OTLP/HTTP in batches, so the runtime's default
  * tracer stops being a no-op. The exporter reads the standard OTEL_* variables (headers, timeout) itself.
  *
- * The SDK is loaded only then: importing it with the library took about 90 of the 450 ms that
+ * The SDK is loaded only then: importing it with the library would be a large part of what
  * `import('stepwise')` costs, for every user who never exports a trace.
  */
 export async function exportTracesFromEnv(env: Env): Promise<TraceExport | undefined> {

@@ -8,7 +8,7 @@ interface RunSpans {
   readonly span: Span;
   /**
    * False under OpenTelemetry's no-op tracer (no SDK registered): the run's events then cost one map
-   * lookup each and no span objects (issue 13: `loop_step_otel_noop` within 5% of no tracing).
+   * lookup each and no span objects (issue 13: with no SDK, tracing costs about what no tracing does).
    */
   readonly recording: boolean;
   inference: Span | undefined;
@@ -73,7 +73,7 @@ function runOf(spans: OpenSpans, event: StepwiseEvent, resumed = true): RunSpans
   if (!run) {
     const span = startRunSpan(spans.tracer, event, resumed);
     // A run that records nothing shares one entry: its own span and maps held memory for every
-    // paused run (`paused_heap_per_run`) and are never read (every handler stops at `recording`).
+    // paused run and are never read (every handler stops at `recording`).
     run = span.isRecording()
       ? { span, recording: true, inference: undefined, tools: new Map(), pauses: new Map() }
       : (spans.silent ??= { span, recording: false, inference: undefined, tools: new Map(), pauses: new Map() });

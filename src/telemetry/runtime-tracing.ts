@@ -16,7 +16,7 @@ const NO_TRACING: RuntimeTracing = Object.freeze({ runStarting: () => undefined,
 /**
  * A tracer given (`StepwiseConfig.tracer`) is followed from the start; `null` traces nothing. The
  * default, OpenTelemetry's global tracer, is a no-op until an SDK is registered, and following every
- * event of the hub for a no-op cost 5% of `loop_step` (bench A/B in one process, 2 x 600 rounds): it is
+ * event of the hub for a no-op cost a measurable share of every step: it is
  * connected at the first run that starts once an SDK is registered (`@opentelemetry/api` hands out a
  * `ProxyTracer` only while none is). Runs that started before it are traced from their next event on.
  */

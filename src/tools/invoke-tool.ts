@@ -44,8 +44,8 @@ export function invokeTool(tool: Tool, args: unknown, toolCallId: string, schedu
 
 /**
  * A tool call's context. A class, so a call costs one small allocation with its getter on the
- * prototype: an object literal with a getter closing over the controller cost more per call
- * (`invokeTool` showed in `loop_step`'s profile).
+ * prototype: an object literal with a getter closing over the controller cost more per call, on the
+ * loop's hot path.
  */
 class CallContext implements ToolContext {
   #controller: AbortController | undefined;

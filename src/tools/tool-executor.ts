@@ -166,7 +166,7 @@ function finisherOf(scheduler: SchedulerLike, call: ToolCall, startedAt: number,
 
 // Hand-written rather than `defer(() => concat(of(started), defer(attempt)))`: a synchronous tool
 // (the common case) then costs this one subscription instead of six, a large part of what brought
-// `loop_step` near the bare RxJS loop. What may take time (timeout, retry, errors as values) is the
+// the loop near a bare RxJS loop's speed. What may take time (timeout, retry, errors as values) is the
 // operators' again.
 function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {

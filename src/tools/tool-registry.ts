@@ -22,7 +22,7 @@ export function createToolRegistry(tools: readonly (Tool | ToolDefinition)[] = [
   const specOf = ({ name, description, parameters }: Tool): ToolSpec => Object.freeze({ name, description, parameters });
   const all = [...byName.values()];
   // Every tool, advertised as one frozen list shared by every request while no tool can come and go
-  // (MCP tools can): built per inference, the list and its specs were 0.9 KB per step of `loop_step`.
+  // (MCP tools can): built per inference, the list and its specs would cost heap at every step.
   const fixed = all.some((tool) => tool.available !== undefined) ? undefined : Object.freeze(all.map(specOf));
   return {
     get: (name) => byName.get(name),

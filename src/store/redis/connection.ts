@@ -54,8 +54,8 @@ export function printableUrl(url: string): string {
 }
 
 export function createConnection(config: ConnectionConfig): Connection {
-  // Loaded when a Redis store is opened, not when the CLI imports this module: ioredis took 0.3-0.5 s
-  // of every start (`restart_recover`), SQLite's included. `require` keeps the store's creation synchronous.
+  // Loaded when a Redis store is opened, not when the CLI imports this module: loading ioredis would
+  // slow every start, SQLite's included. `require` keeps the store's creation synchronous.
   const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   const where = printableUrl(config.url);
   const options: RedisOptions = {

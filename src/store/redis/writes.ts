@@ -24,7 +24,7 @@ export interface QueuedAppend {
 /**
  * Queues a batch of writes on one MULTI transaction: everything queued in one tick is one round trip,
  * applied by Redis as a whole. The appends go together in one script call after the other writes
- * (about 3x the frames/s of a call per append, the hub appending one frame at a time); that is safe
+ * (far more frames a second than a call per append, the hub appending one frame at a time); that is safe
  * because the batch commits as a whole and no other write reads the frames, except a delete: the
  * appends queued before one are sent before it. `retry` marks a batch sent again after a failure
  * whose outcome is unknown (see the append script). `tokenOf` gives the writer's token per

@@ -29,8 +29,8 @@ export function createQueuedSeqs(storedLastSeq: (convId: string) => number): Que
   return {
     lastSeqOf,
     advance: (frames) => {
-      // The server's frame log appends one frame at a time (380 a loop_step_sqlite batch): that case
-      // checks its seq without building a map of last seqs (loop_step_sqlite -2% in an A/B run).
+      // The server's frame log appends one frame at a time, many to a batch: that case checks its
+      // seq without building a map of last seqs, which every frame would pay for.
       const only = frames.length === 1 ? frames[0] : undefined;
       if (only) {
         const convId = only.event.conv_id;

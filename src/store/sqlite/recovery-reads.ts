@@ -94,8 +94,8 @@ export function createRecoveryReads(db: Database): RecoveryReads {
   const rowsOf = (statement: Statement, convId: string | undefined): unknown[] => (convId === undefined ? statement.all() : statement.all(convId));
   /**
    * Each JSON value of a column read back: the column alone first, and only when one cannot be read,
-   * every row again with its key, to name it in `unreadable`. Their keys cost a third of a restart's
-   * reads of records and pauses (10 000 paused runs: 15 of 45 ms), for a row that is almost never bad.
+   * every row again with its key, to name it in `unreadable`. Their keys cost a large share of a
+   * restart's reads of records and pauses, for a row that is almost never bad.
    */
   const readColumn = <K, T>(fast: Statement, keyed: Statement, convId: string | undefined, read: (text: string, key?: K) => T, text: (row: K) => string, unreadable: UnreadableRow[], key: (row: K) => Omit<UnreadableRow, 'error'>): T[] => {
     try {
@@ -113,7 +113,7 @@ export function createRecoveryReads(db: Database): RecoveryReads {
 
   // One query per table, grouped here: a restart with 10 000 conversations reads a handful of result
   // sets instead of issuing tens of thousands of queries. Blocks are parsed when first read
-  // (`lazyTurn`): a run restored asleep never reads its own (100 000 paused runs at `restart_recover_100k`).
+  // (`lazyTurn`): a run restored asleep never reads its own.
   // A row that cannot be read back is named in `unreadable`, and recovery ends its run failed.
   const load = (convId?: string): StoreSnapshot => {
     const queries = convId === undefined ? all : one;

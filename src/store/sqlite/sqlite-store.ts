@@ -96,8 +96,8 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent, W = never>(
 
 /**
  * Every stored conversation and what recovery needs. The snapshot has every last seq: the appends that
- * follow a restart (a "resumed" frame per run, 10 000 at `restart_recover`) check against it instead
- * of one query per conversation.
+ * follow a restart (a "resumed" frame per run restored) check against it instead of one query per
+ * conversation.
  */
 function loadWithSeqs<E extends FrameEvent>(reads: StoreReads<E>, seqs: QueuedSeqs, convId: string | undefined): StoreSnapshot {
   const snapshot = reads.load(convId);

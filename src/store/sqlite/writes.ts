@@ -19,7 +19,7 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   const writeFrames = createFrameWriter(db, retention);
 
   // A run's turn and checkpoint hold the same blocks array: serialised once per batch, not per write
-  // (the turn grows every phase, so this was half the batch's JSON in `loop_step_sqlite`).
+  // (the turn grows every phase, so serialising it twice was a large part of the batch's JSON).
   const blocksJson = new Map<readonly unknown[], string>();
   const jsonOfBlocks = (blocks: readonly unknown[]): string => {
     let json = blocksJson.get(blocks);
@@ -29,8 +29,8 @@ export function createBatchWriter(db: Database, retention: Retention): BatchWrit
   // A checkpoint of the blocks its turn was written with in this batch (the runtime writes a run's
   // turn and checkpoint from one array at every phase boundary) leaves them to its turn's rows
   // instead of writing the whole turn a second time. The turn grows every step and, on a server,
-  // each boundary is a batch of its own: a 20-step run with 2 KB results wrote 2247 KB to the WAL
-  // before, 1918 KB with this alone (pages, not bytes, are what the WAL writes).
+  // each boundary is a batch of its own, so the second copy cost WAL pages at every boundary (pages,
+  // not bytes, are what the WAL writes).
   const turns = createTurnWriter(db, jsonOfBlocks);
   const apply = createRowWriter(db, turns, jsonOfBlocks);
 
