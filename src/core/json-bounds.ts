@@ -51,6 +51,11 @@ export interface ValueBounds {
   readonly maxDepth?: number;
   /** Characters of strings and keys in all, about the size of its JSON. Default unbounded. */
   readonly maxChars?: number;
+  /**
+   * Walk each object once, as JSON's writers cut a repeat: a value a program made (a tool's result) may
+   * share objects or hold a cycle, which is not depth. Default false: a cycle is infinitely deep.
+   */
+  readonly cutRepeats?: boolean;
 }
 
 /**
@@ -70,6 +75,7 @@ export function measure(value: unknown, bounds: ValueBounds = {}): { readonly pr
   const maxDepth = bounds.maxDepth ?? MAX_JSON_DEPTH;
   const maxChars = bounds.maxChars ?? Number.POSITIVE_INFINITY;
   let chars = 0;
+  const seen = bounds.cutRepeats ? new WeakSet<object>() : undefined;
   // Containers still to open, each with how many containers it sits in (itself included).
   const stack: unknown[] = [value];
   const depths: number[] = [1];
@@ -77,6 +83,10 @@ export function measure(value: unknown, bounds: ValueBounds = {}): { readonly pr
     const node = stack.pop() as object;
     const depth = depths.pop() as number;
     if (depth > maxDepth) return { problem: 'too_deep', chars };
+    if (seen) {
+      if (seen.has(node)) continue;
+      seen.add(node);
+    }
     const values = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
     if (!Array.isArray(node)) for (const key of Object.keys(node)) chars += key.length;
     for (const item of values) {

@@ -82,6 +82,19 @@ function resultOf(invocation: Invocation): Observable<unknown> {
   return invocation.single ? invocation.output$ : invocation.output$.pipe(last(undefined, null));
 }
 
+/**
+ * Whether a tool's own value nests deeper than the bound: one too deep for JSON's writer comes out of
+ * the conversion as a shallow note of its failure, so the value itself is what is measured. A value
+ * whose walk fails (a throwing getter) is left to the conversion.
+ */
+function isTooDeep(result: unknown): boolean {
+  try {
+    return boundsProblem(result, { cutRepeats: true }) === 'too_deep';
+  } catch {
+    return false;
+  }
+}
+
 /** The error of a call whose result is nested deeper than anything downstream may walk. */
 export const RESULT_TOO_DEEP = 'result nested too deeply';
 
@@ -147,7 +160,7 @@ function finisherOf(scheduler: SchedulerLike, call: ToolCall, startedAt: number,
     const data = result === undefined ? null : asJsonData(result);
     // Only a value that was not plain JSON within a few levels is converted, and only it can be too
     // deep for the store and the wire (docs/protocol.md, Untrusted input): the model sees an error instead.
-    const refused = data !== result && boundsProblem(data) === 'too_deep';
+    const refused = data !== result && (boundsProblem(data) === 'too_deep' || isTooDeep(result));
     const failure = refused ? RESULT_TOO_DEEP : error === undefined ? undefined : messageOf(error);
     return {
       type: 'finished',

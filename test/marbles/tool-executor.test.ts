@@ -71,4 +71,25 @@ describe('createToolExecutor', () => {
     m.expect(executorFor(tool).execute(slowCall).pipe(progressOf), '^--!').toBeObservable('s--');
     m.expect(tool).toHaveSubscriptions('^--!');
   }));
+
+  it('should give a result nested deeper than 128 levels as the error "result nested too deeply", however deep, and cut a cycle as before', () => {
+    const nested = (levels: number): unknown => {
+      let value: unknown = 1;
+      for (let level = 0; level < levels; level += 1) value = { a: value };
+      return value;
+    };
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic['self'] = cyclic;
+    const outcomes = [200, 5000, 50_000, 0].map((levels) => {
+      const tool = defineTool({ name: 'deep', description: 'returns a nested value', parameters: z.object({}), execute: () => (levels === 0 ? cyclic : nested(levels)) });
+      let outcome: { result: unknown; error?: string } | undefined;
+      createToolExecutor(createToolRegistry([tool]))
+        .execute({ id: 'call_1', name: 'deep', args: {} })
+        .subscribe((progress) => progress.type === 'finished' && (outcome = progress.outcome));
+      return outcome;
+    });
+    for (const outcome of outcomes.slice(0, 3)) expect(outcome).toMatchObject({ result: null, error: 'result nested too deeply' });
+    expect(outcomes[3]).toMatchObject({ result: { name: 'loop', self: '[circular]' } });
+    expect(outcomes[3]?.error).toBeUndefined();
+  });
 });
