@@ -75,15 +75,15 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
     failed: (error, frame) => {
       const convId = frame.event.conv_id;
       config.onError?.(error);
-      if (error instanceof LeaseLostError || error instanceof StoreClosedError) {
-        // No more of this conversation is written here: what clients are told of ends before the missing frame.
+      if (error instanceof LeaseLostError || error instanceof StoreClosedError || error instanceof StoreSequenceError) {
+        // No more of this conversation is written here (another instance wrote its log, or runs it now):
+        // what clients are told of ends before the missing frame.
         if (!stalled.has(convId)) stalled.set(convId, frame.seq - 1);
         return;
       }
       // The store refused the frame (and its conversation's other writes of that batch): the hub takes
       // it back, so the next frame takes its seq and the conversation goes on being written, gapless.
-      const committedUpTo = error instanceof StoreSequenceError ? error.expected - 1 : frame.seq - 1;
-      if (committedUpTo < hub.lastSeq(convId)) hub.rewind(convId, committedUpTo);
+      if (frame.seq - 1 < hub.lastSeq(convId)) hub.rewind(convId, frame.seq - 1);
     },
   });
   const lastSeq = (convId: string): number => {
