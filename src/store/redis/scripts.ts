@@ -99,6 +99,14 @@ return 0`,
    * KEYS: checkpoints, the conversation's checkpoint set, lease. ARGV: field, checkpoint JSON (empty:
    * delete it), token.
    */
+  /**
+   * KEYS: engine-states, lease. ARGV: conv_id, state JSON, token. The engine's position (a script's)
+   * moves with its run: a deposed owner must not move it.
+   */
+  stepwiseEngineState: `
+${FENCED('KEYS[2]', 'ARGV[3]')}
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 0`,
   stepwiseCheckpoint: `
 ${FENCED('KEYS[3]', 'ARGV[3]')}
 if ARGV[2] == '' then

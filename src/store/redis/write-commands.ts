@@ -7,7 +7,7 @@ import { callScript } from './scripts.js';
 /** A write other than an append. */
 type RowOp = Exclude<WriteOp, { kind: 'frames' }>;
 /** A run's write: fenced by its conversation's lease (see ./scripts.ts). */
-type RunOp = Extract<RowOp, { kind: 'turn' | 'pause' | 'decision' | 'checkpoint' | 'checkpoint-deleted' }>;
+type RunOp = Extract<RowOp, { kind: 'turn' | 'pause' | 'decision' | 'checkpoint' | 'checkpoint-deleted' | 'engine-state' }>;
 
 /** Queues one write's commands; returns how many (each has a reply). `token`: its run's, for a run's write. */
 export function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: RowOp, token: string): number {
@@ -23,9 +23,6 @@ export function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: RowOp
     case 'step':
       multi.hset(keys.steps, op.conv_id, JSON.stringify(op.step));
       return 1;
-    case 'engine-state':
-      multi.hset(keys.engineStates, op.conv_id, JSON.stringify(op.state));
-      return 1;
     case 'conversation-deleted':
       queueDelete(multi, keys, op.conv_id);
       return 1;
@@ -38,6 +35,9 @@ export function queueWrite(multi: ChainableCommander, keys: RedisKeys, op: RowOp
 /** One script call that checks the lease holds `token` and writes. */
 function queueRunWrite(multi: ChainableCommander, keys: RedisKeys, op: RunOp, token: string): void {
   switch (op.kind) {
+    case 'engine-state':
+      callScript(multi, 'stepwiseEngineState', [keys.engineStates, keys.conversation(op.conv_id).lease], [op.conv_id, JSON.stringify(op.state), token]);
+      return;
     case 'turn': {
       const own = keys.conversation(op.conv_id);
       callScript(multi, 'stepwiseTurn', [own.turns, own.turnOrder, own.lease], [op.turn.id, toJsonText(op.turn.blocks), token]);

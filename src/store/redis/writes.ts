@@ -84,6 +84,7 @@ function fencedConv(op: Exclude<WriteOp, FramesOp>): string | undefined {
   switch (op.kind) {
     case 'turn':
     case 'checkpoint-deleted':
+    case 'engine-state':
       return op.conv_id;
     case 'pause':
       return op.pause.conv_id;
