@@ -137,7 +137,7 @@ export function queuedWrites(push: (op: WriteOp) => void): QueuedWrites {
 }
 
 /** The conversation a write belongs to (every write belongs to one). */
-function convOf(op: Exclude<WriteOp, { kind: 'frames' }>): string {
+export function convOf(op: Exclude<WriteOp, { kind: 'frames' }>): string {
   switch (op.kind) {
     case 'conversation':
       return op.record.conv_id;

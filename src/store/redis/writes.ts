@@ -3,7 +3,7 @@ import { toJsonText } from '../../core/json.js';
 import type { FrameEvent, StoredFrame } from '../../core/store.js';
 import { LeaseLostError, StoreSequenceError } from '../../core/store-errors.js';
 import type { Retention } from '../retention.js';
-import { liveOps, type WriteOp } from '../write-ops.js';
+import { convOf, liveOps, type WriteOp } from '../write-ops.js';
 import type { RedisKeys } from './keys.js';
 import { callScript } from './scripts.js';
 import { queueWrite } from './write-commands.js';
@@ -80,22 +80,10 @@ export interface FencedWrite {
 }
 
 /** The conversation of a run's write (fenced by its lease); undefined for the writes that are not a run's. */
-function fencedConv(op: Exclude<WriteOp, FramesOp>): string | undefined {
-  switch (op.kind) {
-    case 'turn':
-    case 'checkpoint-deleted':
-    case 'engine-state':
-      return op.conv_id;
-    case 'pause':
-      return op.pause.conv_id;
-    case 'decision':
-      return op.decision.conv_id;
-    case 'checkpoint':
-      return op.checkpoint.conv_id;
-    default:
-      return undefined;
-  }
-}
+const fencedConv = (op: Exclude<WriteOp, FramesOp>): string | undefined => (RUN_WRITES.has(op.kind) ? convOf(op) : undefined);
+
+/** The writes of a run, as opposed to those of its conversation (its record, step mode, its deletion). */
+const RUN_WRITES: ReadonlySet<WriteOp['kind']> = new Set(['turn', 'checkpoint-deleted', 'engine-state', 'pause', 'decision', 'checkpoint']);
 
 /** An append's own reply among the transaction's replies: `{0, 0}` written, `{i, expected}` refused. */
 export function appendReply(append: QueuedAppend, replies: readonly [Error | null, unknown][]): [Error | null, unknown] {
