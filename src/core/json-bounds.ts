@@ -74,26 +74,31 @@ export function measure(value: unknown, bounds: ValueBounds = {}): { readonly pr
   }
   const maxDepth = bounds.maxDepth ?? MAX_JSON_DEPTH;
   const maxChars = bounds.maxChars ?? Number.POSITIVE_INFINITY;
-  let chars = 0;
   const seen = bounds.cutRepeats ? new WeakSet<object>() : undefined;
-  // Containers still to open, each with how many containers it sits in (itself included).
-  const stack: unknown[] = [value];
-  const depths: number[] = [1];
-  while (stack.length > 0) {
-    const node = stack.pop() as object;
-    const depth = depths.pop() as number;
+  let chars = 0;
+  // Containers still to open, each with how many containers it sits in (itself included); made only
+  // for a value that nests at all, since this runs for every call a model makes.
+  let stack: object[] | undefined;
+  let depths: number[] | undefined;
+  const open = (item: unknown, depth: number): void => {
+    if (typeof item === 'string') chars += item.length;
+    else if (typeof item === 'object' && item !== null) {
+      (stack ??= []).push(item);
+      (depths ??= []).push(depth);
+    }
+  };
+  for (let node: object | undefined = value, depth = 1; node !== undefined; node = stack?.pop(), depth = depths?.pop() ?? 0) {
     if (depth > maxDepth) return { problem: 'too_deep', chars };
     if (seen) {
       if (seen.has(node)) continue;
       seen.add(node);
     }
-    const values = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
-    if (!Array.isArray(node)) for (const key of Object.keys(node)) chars += key.length;
-    for (const item of values) {
-      if (typeof item === 'string') chars += item.length;
-      else if (typeof item === 'object' && item !== null) {
-        stack.push(item);
-        depths.push(depth + 1);
+    if (Array.isArray(node)) for (const item of node as unknown[]) open(item, depth + 1);
+    else {
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        chars += key.length;
+        open((node as Record<string, unknown>)[key], depth + 1);
       }
     }
     if (chars > maxChars) return { problem: 'too_large', chars };
