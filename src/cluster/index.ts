@@ -9,6 +9,7 @@
  * - Failover (./orphans.ts): runs whose owner died are taken over.
  */
 import type { RunOwnership } from '../core/ownership.js';
+import type { RecoverOptions } from '../sessions/recovery.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import type { ServiceStore } from '../sessions/service.js';
 import { createServiceDirectory } from './directory.js';
@@ -40,7 +41,7 @@ export function asServiceStore<S extends ClusterStore>(store: S, config: Omit<Cl
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
   const instance = connectInstance(base, config);
   const { store, ownership, frames, pauses, pauseFeed, join } = instance;
-  const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands } = {};
+  const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands; recovery?: RecoverOptions } = {};
   const stop = (): void => {
     pauses.dispose();
     pauseFeed.dispose();
@@ -52,6 +53,12 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     const owned = await ownership.acquire(convId);
     // Then the conversation as the store has it: a run another instance ended just before is in it.
     await join(convId);
+    // A lease taken from an instance whose heartbeat lapsed (stalled past it, though alive) comes with
+    // that instance's run, stopped there by its refused writes: it goes on here, and a new run waits.
+    if (owned && base.sessions.get(convId)?.running !== true && (await store.checkpoints(convId)).length > 0) {
+      const taken = await base.takeOver(convId, parts.recovery ?? {});
+      instance.log(`cluster: took over the run of ${convId} with its lease (its instance stalled past its heartbeat)${taken.failed ? '; it ended failed' : ''}`);
+    }
     return owned;
   };
   const stepwise: Stepwise = {
@@ -60,6 +67,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     directory: createServiceDirectory({ stepwise: base, local: base.directory, store, join, pauseFrames$: pauseFeed.frames$ }),
     commands: (handler) => (parts.commands = commandsOf(instance, handler)),
     recover: async (options = {}) => {
+      parts.recovery = options;
       const report = await recoverClaimed(instance, options);
       await parts.commands?.ready;
       // From now on this instance also takes over the runs of instances that die.
