@@ -86,9 +86,9 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 3,
     description: 'turns in a rowid table, ordered by their rowid',
     up: (db: Database) => {
-      // A WITHOUT ROWID table keeps only about 2 KB of a row in its page (8 KB pages) and the rest in
-      // an overflow page of its own: each turn written cost a page more than its bytes. A rowid table
-      // keeps rows up to 8 KB in the page, so a batch writes fewer pages to the WAL.
+      // A WITHOUT ROWID table keeps only a quarter of a row in its page and the rest in an overflow
+      // page of its own: each turn written cost a page more than its bytes. A rowid table keeps a
+      // row up to a whole page in the page, so a batch writes fewer pages to the WAL.
       // `ord` becomes the rowid: a turn first written later gets a greater one than every row there.
       db.exec(`
         CREATE TABLE turns_by_rowid (

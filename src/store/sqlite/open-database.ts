@@ -74,8 +74,8 @@ function openExclusive(
   const db = new Driver(file, { ...driver, timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
-    // Takes effect only when the file is created. Frame chunks are a few KB: 8 KB pages hold them
-    // with less overhead than 4 KB ones, and frames are appended faster.
+    // Takes effect only when the file is created. A frame chunk fits a page of this size whole, where
+    // the default pages split it, so appending frames touches fewer pages.
     db.pragma('page_size = 8192');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);
