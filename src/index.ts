@@ -55,7 +55,6 @@ export {
 export {
   createStepController,
   type PauseRequest,
-  type RestoredPause,
   type StepController,
   type StepControllerConfig,
   type TimeoutAction,

@@ -2,7 +2,7 @@ import { concatMap, map, of, type Observable, type OperatorFunction } from 'rxjs
 import { createInterner } from '../core/intern.js';
 import { isToolUseBlock, pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import type { PausePhase } from '../streams/events.js';
-import type { PauseChecks } from '../streams/pending-pauses.js';
+import type { PauseChecks } from '../streams/controller-settings.js';
 import type { PauseDecision, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
@@ -131,7 +131,7 @@ function summarize(phase: PausePhase, state: LoopState, calls: readonly ToolCall
 /**
  * What the controller checks a command at this pause against: edited arguments and answers by the
  * schemas of the tools the calls name, and at `after_tools` the results an edit replaces. Also for a
- * pause restored asleep, from its checkpoint's blocks.
+ * pause restored hibernated, from its checkpoint's blocks.
  */
 export function pauseChecks(phase: PausePhase, registry: ToolRegistry, at: { readonly blocks: readonly Block[] }): PauseChecks {
   const checks = checksOf(registry);

@@ -5,9 +5,9 @@ import { StoredRowError } from '../core/store-errors.js';
 import type { RunCheckpoint } from '../core/store.js';
 import type { Block } from '../core/turns.js';
 import type { RunContext, RunTools } from '../operators/loop-state.js';
-import type { HeldPause } from '../streams/dormant-pauses.js';
+import type { HeldPause } from '../streams/controller-settings.js';
 import type { LoopRunHandle } from './run-handle.js';
-import type { RunOverrides, SessionChoices, SessionSettings } from './session.js';
+import type { RunOverrides, SessionChoices, SessionSettings, StoredCheckpoint } from './session.js';
 
 /** What a session (./loop-session.ts) holds: its choices, and its run while one is active. */
 
@@ -33,7 +33,7 @@ export function resolveChoices(settings: Pick<SessionSettings, 'engineFor' | 'to
 
 export interface ActiveRun {
   readonly turn_id: string;
-  /** Tells its loop to end as cancelled (a hibernated run, {@link SleepingRun}, has no loop to tell). */
+  /** Tells its loop to end as cancelled (a hibernated run, {@link HibernatedRun}, has no loop to tell). */
   readonly cancel$: Subject<void>;
   blocks: readonly Block[];
   /** The run's handle, settled by whichever loop ends the run (a hibernated run's is rebuilt). */
@@ -45,8 +45,6 @@ export interface ActiveRun {
 /** The ids a hibernated run's checkpoint shares with the pause it waits at. */
 export type CheckpointIds = Pick<RunCheckpoint, 'conv_id' | 'session_id' | 'inference_id' | 'turn_id'>;
 
-/** A run's checkpoint as the store has it, read at once (`Store.checkpointNow`). */
-export type StoredCheckpoint = (ids: CheckpointIds) => RunCheckpoint | undefined;
 
 /**
  * A hibernated run (docs/protocol.md, Durability): its checkpoint kept as JSON text, which costs a
@@ -59,7 +57,7 @@ export type StoredCheckpoint = (ids: CheckpointIds) => RunCheckpoint | undefined
  * reader (its session has it): the checkpoint is read again from the store, which has it as long as
  * the run has not ended.
  */
-export class SleepingRun {
+export class HibernatedRun {
   // Declared, and set only without such a store: the runs of one that reads at once carry no slot for it.
   declare private readonly kept?: string;
   declare readonly handle?: LoopRunHandle;

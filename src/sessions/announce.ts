@@ -1,5 +1,5 @@
 import { eventFrom, type LogLevel } from '../streams/events.js';
-import type { Stepwise } from './runtime.js';
+import type { Stepwise } from './stepwise.js';
 
 export interface AnnouncedLog {
   readonly level: LogLevel;

@@ -1,7 +1,7 @@
 import { bySoonest, type ConversationDirectory, type ConversationSummary, type ConversationView, type ListedPause } from '../core/directory.js';
 import { createLocalPauseFeed } from './pause-feed.js';
 import type { Session } from './session.js';
-import type { Stepwise } from './runtime.js';
+import type { Stepwise } from './stepwise.js';
 
 /** One process alone: its conversations are its sessions, their pauses its controller's. */
 export function createLocalDirectory(stepwise: Pick<Stepwise, 'sessions' | 'controller' | 'frames'>): ConversationDirectory {

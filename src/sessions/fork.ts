@@ -3,7 +3,7 @@ import type { Turn } from '../core/turns.js';
 import type { LoopPorts, LoopState } from '../operators/loop-state.js';
 import { eventFrom } from '../streams/events.js';
 import type { StepController } from '../streams/step-controller.js';
-import type { Session, SessionChoices } from './session.js';
+import type { HeldSession, Session, SessionChoices } from './session.js';
 
 /** Where to fork a conversation (docs/protocol.md, Forks): at most one of `turn_id` and `pause_id`; neither is the whole history. */
 export interface ForkRequest {
@@ -45,7 +45,7 @@ export interface ForkPorts {
   /** Takes the fork's run for this process before anything of it is written (its writes are fenced). */
   readonly claim: (convId: string) => Promise<boolean>;
   /** Opens a new conversation (a new id) for this owner, origin and choices, and stores its record. */
-  readonly open: (identity: { readonly owner?: string; readonly forked_from: ForkOrigin }, choices: SessionChoices | undefined) => Session;
+  readonly open: (identity: { readonly owner?: string; readonly forked_from: ForkOrigin }, choices: SessionChoices | undefined) => HeldSession;
   /** Puts an engine state back for a conversation (the engine of `choices`, else the runtime's). */
   readonly restoreEngine: (convId: string, state: JsonValue, choices: SessionChoices | undefined) => void;
 }
@@ -117,7 +117,7 @@ async function forkAtPause(ports: ForkPorts, request: ForkRequest, pauseId: stri
 }
 
 /** The new conversation with the copied turns, stored, with the source's step mode and engine state. */
-async function openFork(ports: ForkPorts, request: ForkRequest, origin: ForkOrigin, turns: readonly Turn[], engineState: JsonValue | undefined): Promise<Session> {
+async function openFork(ports: ForkPorts, request: ForkRequest, origin: ForkOrigin, turns: readonly Turn[], engineState: JsonValue | undefined): Promise<HeldSession> {
   const { source, choices } = request;
   const fork = ports.open({ ...(request.owner === undefined ? {} : { owner: request.owner }), forked_from: origin }, choices);
   // A new id nobody else knows: the claim only takes its lease, so the fork's writes pass the fence.

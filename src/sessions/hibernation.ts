@@ -3,18 +3,17 @@ import type { EventHub } from '../streams/event-hub.js';
 import type { PauseInfo } from '../streams/events.js';
 import type { FrameLog } from '../streams/frame-log.js';
 import type { PauseResolution } from '../streams/step-commands.js';
-import type { StepController, StepControllerPorts } from '../streams/step-controller.js';
+import type { Hibernator, StepControllerPorts } from '../streams/controller-settings.js';
 import { pauseChecks } from '../operators/pause-point.js';
 import { resumeAfter } from './recovery.js';
-import type { Session } from './session.js';
+import type { HeldSession } from './session.js';
 import type { SliceQueue } from './slice-queue.js';
 
-/** What hibernation needs: the stored checkpoints, the controller that keeps the pause, and the session. */
+/** What hibernation needs: the stored checkpoints and the session; the controller keeping the pause comes with each. */
 export interface HibernationPorts {
   readonly store: Pick<Store, 'checkpoints' | 'forget'>;
-  readonly controller: Pick<StepController, 'get' | 'hibernate' | 'restoreAsleep'>;
   /** The conversation's session held here; undefined for one that is not. */
-  readonly sessionOf: (convId: string) => Session | undefined;
+  readonly sessionOf: (convId: string) => HeldSession | undefined;
   /** Where the conversation's frames are buffered for replay; the store has them too. */
   readonly hub: Pick<EventHub, 'isWatched' | 'lastSeq' | 'forget' | 'seed'>;
   readonly frames: Pick<FrameLog, 'isWatched' | 'forget'>;
@@ -26,7 +25,7 @@ export interface HibernationPorts {
  * The controller's `hibernate` port (docs/protocol.md, Durability): a pause still pending after `hibernateAfterMs` gives
  * up its run's loop. Its run's checkpoint at that pause is read from the store first; the pause then
  * stays pending in the controller (every listing, command and its deadline see it as before), and the
- * session keeps the run as a `SleepingRun` (./active-run.ts): no checkpoint with a store that reads it
+ * session keeps the run as a `HibernatedRun` (./active-run.ts): no checkpoint with a store that reads it
  * back at once, compact text otherwise. When the pause resolves the run is rebuilt from the
  * checkpoint as recovery rebuilds one (docs/protocol.md, Durability), without recovery's `log` frame:
  * for everyone watching, the run never stopped.
@@ -38,8 +37,8 @@ export function createHibernation(ports: HibernationPorts): Hibernation {
   const wake = wakeOf(ports);
   return {
     // Queued: many pauses come due together, and a SQLite read is synchronous.
-    hibernate: (pause) => ports.slices.push(() => readAndHibernate(ports, pause, wake)),
-    restoreAsleep: (session, checkpoint, pause) => restoreAsleep(ports, session, checkpoint, pause, wake),
+    hibernate: (pause, controller) => ports.slices.push(() => readAndHibernate(ports, controller, pause, wake)),
+    restoreHibernated: (controller, session, checkpoint, pause) => restoreHibernated(ports, controller, session, checkpoint, pause, wake),
   };
 }
 
@@ -47,21 +46,21 @@ type Wake = (resolution: PauseResolution) => void;
 
 export interface Hibernation {
   /** The controller's `hibernate` port. */
-  readonly hibernate: (pause: PauseInfo) => void;
+  readonly hibernate: (pause: PauseInfo, controller: Hibernator) => void;
   /**
    * Recovery's way back for a paused run (docs/protocol.md, Durability): its stored pause pending
    * again and the run hibernated at it from the start, with the checkpoint recovery read, so a restart
    * builds none of its paused runs, however many, and reads no checkpoint twice.
    */
-  readonly restoreAsleep: (session: Session, checkpoint: RunCheckpoint, pause: PauseInfo) => boolean;
+  readonly restoreHibernated: (controller: Hibernator, session: HeldSession, checkpoint: RunCheckpoint, pause: PauseInfo) => boolean;
 }
 
 /** False when the controller cannot: the caller restores the run another way. */
-function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: RunCheckpoint, pause: PauseInfo, wake: Wake): boolean {
+function restoreHibernated(ports: HibernationPorts, controller: Hibernator, session: HeldSession, checkpoint: RunCheckpoint, pause: PauseInfo, wake: Wake): boolean {
   const checks = pauseChecks(pause.phase, session.registry(), checkpoint);
-  const held = ports.controller.restoreAsleep?.(pause, checks, wake);
+  const held = controller.restoreHibernated(pause, checks, wake);
   if (!held) return false;
-  session.sleep(checkpoint, held);
+  session.restoreHibernated(checkpoint, held);
   // Once the frames it published (`log`, `paused`) are committed: the buffer goes as a hibernating run's does.
   ports.slices.push(() => releaseBuffer(ports, pause.conv_id));
   return true;
@@ -72,7 +71,7 @@ function restoreAsleep(ports: HibernationPorts, session: Session, checkpoint: Ru
  * as it waited): the run of the resolved pause's session rebuilt, queued once the resolution is
  * committed (the controller waits for that). A session closed since has cancelled its pause, so the
  * session found is the one whose run waits at it. A run that cannot be rebuilt from its stored
- * checkpoint ends `failed` in `Session.wake`, which never throws into the slice queue.
+ * checkpoint ends `failed` in `HeldSession.wake`, which never throws into the slice queue.
  */
 const wakeOf = (ports: HibernationPorts): Wake => (resolution) => {
   const { pause, decision } = resolution;
@@ -81,12 +80,12 @@ const wakeOf = (ports: HibernationPorts): Wake => (resolution) => {
   ports.slices.push(() => session.wake((state) => resumeAfter(pause.phase, state, decision)));
 };
 
-function readAndHibernate(ports: HibernationPorts, pause: PauseInfo, wake: Wake): void {
+function readAndHibernate(ports: HibernationPorts, controller: Hibernator, pause: PauseInfo, wake: Wake): void {
   ports.store
     .checkpoints(pause.conv_id)
     .then((checkpoints) => {
       const checkpoint = checkpoints.find((candidate) => isAt(candidate, pause));
-      if (checkpoint) hibernate(ports, pause, checkpoint, wake);
+      if (checkpoint) hibernate(ports, controller, pause, checkpoint, wake);
     })
     // A store that cannot answer now, or a checkpoint it cannot read back: the run stays resident,
     // which is only costlier. Caught here: a rejection nobody handles ends a Node process.
@@ -96,11 +95,11 @@ function readAndHibernate(ports: HibernationPorts, pause: PauseInfo, wake: Wake)
 const isAt = (checkpoint: RunCheckpoint, pause: PauseInfo): boolean =>
   checkpoint.inference_id === pause.inference_id && checkpoint.next === pause.phase;
 
-function hibernate(ports: HibernationPorts, pause: PauseInfo, checkpoint: RunCheckpoint, wake: Wake): void {
+function hibernate(ports: HibernationPorts, controller: Hibernator, pause: PauseInfo, checkpoint: RunCheckpoint, wake: Wake): void {
   const session = ports.sessionOf(pause.conv_id);
   // Resolved, cancelled or closed while the store was read: the run is no longer waiting at it.
-  if (!session?.running || ports.controller.get(pause.pause_id) === undefined) return;
-  const held = ports.controller.hibernate?.(pause.pause_id, wake);
+  if (!session?.running || controller.get(pause.pause_id) === undefined) return;
+  const held = controller.hibernate(pause.pause_id, wake);
   if (!held) return;
   session.hibernate(checkpoint, held);
   releaseBuffer(ports, pause.conv_id);

@@ -5,7 +5,7 @@ import { registryOf, type LoopPorts, type LoopState, type RunTools } from '../op
 import { toolLoop } from '../operators/tool-loop.js';
 import { createToolExecutor, type ToolExecutorConfig } from '../tools/tool-executor.js';
 import { createToolRegistry } from '../tools/tool-registry.js';
-import type { StepwiseConfig } from './runtime.js';
+import type { StepwiseConfig } from './stepwise.js';
 import type { ToolList } from './session.js';
 import { hasUnrepeatableCall, type StoreWriter } from './store-writer.js';
 import type { WriteGate } from './write-gate.js';

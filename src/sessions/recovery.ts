@@ -6,7 +6,7 @@ import { applyResolution, pauseAt } from '../operators/pause-point.js';
 import type { PauseDecision } from '../streams/step-commands.js';
 import type { EventHub } from '../streams/event-hub.js';
 import { eventFrom, type StepwiseEvent } from '../streams/events.js';
-import type { Session, SessionChoices } from './session.js';
+import type { HeldSession, SessionChoices } from './session.js';
 import { dropUnrestored, failRestore, type RunTarget, type UnrestoredPorts, type UnrestoredRun, type UnrestoredWrites } from './unrestored.js';
 
 /** What `Stepwise.recover` brought back. */
@@ -28,7 +28,7 @@ export interface RecoverOptions {
   readonly choicesFor?: (profile: string) => SessionChoices | undefined;
   /**
    * Of the conversations with an unfinished run, those this instance may resume (a service's instance
-   * takes each one's lease first, docs/protocol.md, Several instances); the others come back without their run, which their owner
+   * takes each one's lease first, docs/protocol.md, Several instances); the others come back without their run, which their instance
    * executes. Default: every one.
    */
   readonly claim?: (convIds: readonly string[]) => Promise<ReadonlySet<string>>;
@@ -40,14 +40,14 @@ export const INTERRUPTED = 'interrupted: the server stopped while this tool ran'
 /** What recovery needs from the runtime: open a session as it was, and pause a run again as it was. */
 export interface RecoveryPorts {
   readonly loop: Pick<LoopPorts, 'registry' | 'publish' | 'scheduler' | 'controller'>;
-  readonly reopen: (conversation: StoredConversation, choices: SessionChoices | undefined) => Session;
+  readonly reopen: (conversation: StoredConversation, choices: SessionChoices | undefined) => HeldSession;
   /** The next pause of this run at this phase takes the stored pause's id and deadline. */
   readonly expectPause: (pause: StoredPause) => void;
   /**
    * With hibernation on: the run comes back hibernated at its stored pause, which is pending again,
-   * instead of parked with its state built (docs/protocol.md, Durability).
+   * instead of held at its pause with its state built (docs/protocol.md, Durability).
    */
-  readonly sleep?: (session: Session, checkpoint: RunCheckpoint, pause: StoredPause) => boolean;
+  readonly restoreHibernated?: (session: HeldSession, checkpoint: RunCheckpoint, pause: StoredPause) => boolean;
   /** What is stored of a run that cannot be restored (./unrestored.ts). */
   readonly unrestored: UnrestoredWrites;
 }
@@ -136,7 +136,7 @@ function restoreConversation(conversation: StoredConversation, context: RestoreC
   const checkpoint = lookups.running.get(conv_id);
   const problems = lookups.unreadable.get(conv_id);
   const inferenceId = runOf(conv_id, lookups);
-  let session: Session | undefined;
+  let session: HeldSession | undefined;
   try {
     const choices = conversation.profile === undefined ? undefined : options.choicesFor?.(conversation.profile);
     session = ports.reopen(conversation, choices);
@@ -158,7 +158,7 @@ function restoreConversation(conversation: StoredConversation, context: RestoreC
 }
 
 /** A run re-entered at its checkpoint's phase: paused again at its stored pause, or going on. */
-function reenterRun(ports: RecoveryPorts, session: Session, checkpoint: RunCheckpoint, { pauseAt }: Lookups): 'resumed' | 'paused' {
+function reenterRun(ports: RecoveryPorts, session: HeldSession, checkpoint: RunCheckpoint, { pauseAt }: Lookups): 'resumed' | 'paused' {
   const next = checkpoint.next;
   const pause = isPausePhase(next) ? pauseAt[next].get(checkpoint.inference_id) : undefined;
   const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
@@ -166,15 +166,15 @@ function reenterRun(ports: RecoveryPorts, session: Session, checkpoint: RunCheck
     session.resume(checkpoint, goingOn(checkpoint, prepare));
     return 'resumed';
   }
-  if (!ports.sleep || !pausesAgain(ports.loop, pause)) {
-    park(ports, session, checkpoint, pause, prepare);
+  if (!ports.restoreHibernated || !pausesAgain(ports.loop, pause)) {
+    restoreAtPause(ports, session, checkpoint, pause, prepare);
     return 'paused';
   }
-  // Read before it is said to have resumed: restored asleep at after_tools, its results are read now.
+  // Read before it is said to have resumed: restored hibernated at after_tools, its results are read now.
   if (pause.phase === 'after_tools') void checkpoint.blocks;
-  // Said before the pause is published again, as a parked run's state says it.
+  // Said before the pause is published again, as the state of a run held at its pause says it.
   announceResumed(ports.loop, checkpoint);
-  if (!ports.sleep(session, checkpoint, pause)) park(ports, session, checkpoint, pause, (state) => state);
+  if (!ports.restoreHibernated(session, checkpoint, pause)) restoreAtPause(ports, session, checkpoint, pause, (state) => state);
   return 'paused';
 }
 
@@ -202,9 +202,9 @@ function finishedTurns(turns: readonly Turn[], checkpoint: RunCheckpoint | undef
 const isPausePhase = (phase: LoopPhase): phase is StoredPausePhase => phase === 'after_inference' || phase === 'after_tools';
 
 /** Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled). */
-function park(ports: RecoveryPorts, session: Session, checkpoint: RunCheckpoint, pause: StoredPause, prepare: (state: LoopState) => LoopState): void {
+function restoreAtPause(ports: RecoveryPorts, session: HeldSession, checkpoint: RunCheckpoint, pause: StoredPause, prepare: (state: LoopState) => LoopState): void {
   ports.expectPause(pause);
-  session.park(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
+  session.restoreAtPause(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
 }
 
 /** What bringing a snapshot back needs besides recovery's ports: the hub, whose seq goes on from the stored log. */

@@ -3,11 +3,12 @@ import type { LoopPorts } from '../operators/loop-state.js';
 import type { EventHub } from '../streams/event-hub.js';
 import type { FrameLog } from '../streams/frame-log.js';
 import type { StepController } from '../streams/step-controller.js';
-import type { StoredStepController } from '../streams/stored-step-controller.js';
 import type { RecentAdoptions } from './recent-adoptions.js';
 import type { Retention, RetentionConfig } from './retention.js';
 import type { RunSubscriptions } from './run-subscriptions.js';
-import { createSession, type Session, type SessionChoices, type SessionSettings } from './session.js';
+import { createSession } from './loop-session.js';
+import type { HeldSession, SessionChoices, SessionSettings } from './session.js';
+import type { SessionIndex } from './session-index.js';
 import type { StoreWriter } from './store-writer.js';
 import type { WriteGate } from './write-gate.js';
 
@@ -17,15 +18,15 @@ export interface SessionRegistryPorts {
   readonly loop: LoopPorts;
   /** The runtime's part of every session's settings: its loop, views, builders and system prompt. */
   readonly settings: Omit<SessionSettings, 'ports' | 'onActivity' | 'onRunEnded' | 'runs'>;
+  /** Where the registry keeps its sessions, made before it (./session-index.ts). */
+  readonly index: SessionIndex;
   readonly hub: EventHub;
   readonly frames: FrameLog;
   readonly store: Store;
   readonly writer: StoreWriter;
   readonly gate: WriteGate;
   /** The controller as runs use it: a step mode change is stored. */
-  readonly controller: StoredStepController;
-  /** The controller underneath: a stored conversation's step mode comes back without being stored again. */
-  readonly core: StepController;
+  readonly controller: StepController;
   /** Puts an engine state back for a conversation (the engine of `choices`, else the runtime's). */
   readonly restoreEngine: (convId: string, state: JsonValue, choices: SessionChoices | undefined) => void;
   /** Told as a run starts, before it publishes anything (tracing connects then). */
@@ -36,9 +37,7 @@ export interface SessionRegistryPorts {
 /** What the registry's parts share: its sessions, their index by session id, and what it owns for them. */
 export interface RegistryState {
   readonly ports: SessionRegistryPorts;
-  readonly sessions: Map<string, Session>;
-  // By session id, for step mode changes: a scan of every session made enabling step mode on many
-  // sessions quadratic (the deadlines of paused runs passed before they were all paused).
+  readonly sessions: Map<string, HeldSession>;
   readonly convBySession: Map<string, string>;
   /** One subscription per run in progress, held here: the registry owns its sessions' runs. */
   readonly runs: RunSubscriptions;
@@ -72,7 +71,7 @@ export function createSessionSettings(state: Pick<RegistryState, 'ports' | 'sess
 }
 
 /** Adds a session to the registry (room made first, so it is never the one evicted). */
-export function admit(state: RegistryState, session: Session): Session {
+export function admit(state: RegistryState, session: HeldSession): HeldSession {
   state.ports.gate.unfence(session.conv_id);
   state.retention.makeRoom(state.sessions.size + 1);
   state.sessions.set(session.conv_id, session);
@@ -108,7 +107,7 @@ export function closeSession(state: RegistryState, convId: string): boolean {
 }
 
 /** A stored conversation's session; an idle one already here (adopted from another instance) is brought up to date. */
-export function reopenStored(state: RegistryState, conversation: StoredConversation, choices: SessionChoices | undefined): Session {
+export function reopenStored(state: RegistryState, conversation: StoredConversation, choices: SessionChoices | undefined): HeldSession {
   const existing = state.sessions.get(conversation.conv_id);
   if (!existing) return reopen(state, conversation, choices);
   applyStored(state.ports, existing.session_id, conversation, choices);
@@ -116,7 +115,7 @@ export function reopenStored(state: RegistryState, conversation: StoredConversat
 }
 
 /** A stored conversation's session as it was: same ids, owner, profile, step mode and engine state. */
-function reopen(state: RegistryState, conversation: StoredConversation, choices: SessionChoices | undefined): Session {
+function reopen(state: RegistryState, conversation: StoredConversation, choices: SessionChoices | undefined): HeldSession {
   const { conv_id, session_id, created_at, owner, profile, forked_from } = conversation;
   const identity = { conv_id, session_id, created_at, ...(owner === undefined ? {} : { owner }), ...(forked_from === undefined ? {} : { forked_from }) };
   const session = createSession(identity, state.settings, { ...choices, ...(profile === undefined ? {} : { profile }) });
@@ -126,9 +125,6 @@ function reopen(state: RegistryState, conversation: StoredConversation, choices:
 
 /** A stored conversation's step mode and engine state, on its session here. */
 function applyStored(ports: SessionRegistryPorts, sessionId: string, conversation: StoredConversation, choices: SessionChoices | undefined): void {
-  const { core } = ports;
-  if (conversation.step.enabled) core.enable(sessionId, conversation.step.filter);
-  // Only when on: `disable` looks through the pending pauses, and a restart opens thousands of sessions.
-  else if (core.isEnabled(sessionId)) core.disable(sessionId);
+  ports.controller.restoreStep(sessionId, conversation.step);
   if (conversation.engine_state !== undefined) ports.restoreEngine(conversation.conv_id, conversation.engine_state, choices);
 }

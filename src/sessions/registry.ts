@@ -3,7 +3,8 @@ import { createRecentAdoptions } from './recent-adoptions.js';
 import { admit, closeSession, createSessionSettings, reopenStored, type RegistryState, type SessionRegistryPorts } from './registry-state.js';
 import { createRetention } from './retention.js';
 import { createRunSubscriptions } from './run-subscriptions.js';
-import { createSession, type Session, type SessionChoices } from './session.js';
+import { createSession } from './loop-session.js';
+import type { HeldSession, Session, SessionChoices } from './session.js';
 
 export type { SessionRegistryPorts } from './registry-state.js';
 
@@ -14,7 +15,7 @@ export interface OpenSessionOptions extends SessionChoices {
   readonly forked_from?: ForkOrigin;
 }
 
-/** The owner of every session: holds them and disposes them. */
+/** Where a runtime's sessions are held: it opens, holds and disposes them. */
 export interface SessionRegistry {
   /** Returns the conversation's session, creating it (and the conversation) when new. */
   open(options?: OpenSessionOptions): Session;
@@ -37,12 +38,16 @@ export interface SessionRegistry {
   dispose(): void;
 }
 
-/** The registry as its runtime drives it. */
+/** The registry as its runtime drives it: its sessions as it holds them. */
 export interface RuntimeSessionRegistry extends SessionRegistry {
+  open(options?: OpenSessionOptions): HeldSession;
+  get(convId: string): HeldSession | undefined;
+  list(): HeldSession[];
+  adopt(conversation: StoredConversation): HeldSession;
   /** The conversation of a session held here; undefined for one that is not (its step mode is not stored). */
   convOfSession(sessionId: string): string | undefined;
   /** Recovery's reopen: a stored conversation's session; an idle one already here is brought up to date. */
-  reopen(conversation: StoredConversation, choices: SessionChoices | undefined): Session;
+  reopen(conversation: StoredConversation, choices: SessionChoices | undefined): HeldSession;
   /** The runtime is disposed: every run cancelled, every session closed, none opened after. False when it had ended already. */
   end(): boolean;
   /**
@@ -57,14 +62,14 @@ export interface RuntimeSessionRegistry extends SessionRegistry {
  * one's run and holds that subscription (one per run), and disposes them all idempotently.
  */
 export function createSessionRegistry(ports: SessionRegistryPorts): RuntimeSessionRegistry {
-  const sessions = new Map<string, Session>();
+  const { byConv: sessions, convBySession } = ports.index;
   const runs = createRunSubscriptions();
   const isWatched = (convId: string): boolean => ports.hub.isWatched(convId) || ports.frames.isWatched(convId);
   const retention = createRetention({ scheduler: ports.loop.scheduler, close: (convId) => closeSession(state, convId), isWatched }, ports.retention);
   const state: RegistryState = {
     ports,
     sessions,
-    convBySession: new Map(),
+    convBySession,
     runs,
     retention,
     adoptions: createRecentAdoptions(ports.loop.scheduler),
@@ -103,7 +108,7 @@ export function createSessionRegistry(ports: SessionRegistryPorts): RuntimeSessi
   };
 }
 
-function openSession(state: RegistryState, { conv_id, owner, forked_from, ...choices }: OpenSessionOptions = {}): Session {
+function openSession(state: RegistryState, { conv_id, owner, forked_from, ...choices }: OpenSessionOptions = {}): HeldSession {
   if (state.ended) throw new Error('this stepwise runtime was disposed');
   const existing = conv_id === undefined ? undefined : state.sessions.get(conv_id);
   if (existing) return existing;
@@ -129,7 +134,7 @@ function openSession(state: RegistryState, { conv_id, owner, forked_from, ...cho
   return session;
 }
 
-function adoptConversation(state: RegistryState, conversation: StoredConversation): Session {
+function adoptConversation(state: RegistryState, conversation: StoredConversation): HeldSession {
   const { hub } = state.ports;
   state.adoptions.remember(conversation);
   if (conversation.last_seq > hub.lastSeq(conversation.conv_id)) hub.seed(conversation.conv_id, conversation.last_seq);

@@ -5,7 +5,7 @@ import type { Observable, Observer, Subscription } from 'rxjs';
  * time). A session builds its run; the session registry, which owns the session, subscribes it and
  * holds the subscription, so disposing the registry stops every run it holds, however it was left.
  * A hibernated run has no subscription here: its pause is all it holds, and its session holds that
- * (`SleepingRun.pause`), which the registry's close or suspend of the session ends.
+ * (`HibernatedRun.pause`), which the registry's close or suspend of the session ends.
  */
 export interface RunSubscriptions {
   /** Subscribes the conversation's run and holds its subscription while the run is in progress. */

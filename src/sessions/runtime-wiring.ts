@@ -6,12 +6,12 @@ import type { LoopPorts } from '../operators/loop-state.js';
 import type { EventHub } from '../streams/event-hub.js';
 import { immediateScheduler } from '../streams/immediate-scheduler.js';
 import type { StepwiseEvent } from '../streams/events.js';
-import type { PauseResolution } from '../streams/step-commands.js';
 import { createStepController, type StepController } from '../streams/step-controller.js';
 import { createHibernation, type Hibernation, type HibernationPorts, type HibernationSetting } from './hibernation.js';
+import type { SessionIndex } from './session-index.js';
 import { createSliceQueue } from './slice-queue.js';
 import { createInferenceLog, type InferenceLog } from './inference-log.js';
-import type { Stepwise, StepwiseConfig } from './runtime.js';
+import type { Stepwise, StepwiseConfig } from './stepwise.js';
 import { isServiceStore, type ServiceInstance } from './service.js';
 import type { StoreWriter } from './store-writer.js';
 import type { UnrestoredWrites } from './unrestored.js';
@@ -45,21 +45,25 @@ export function createGatedPublish(gate: WriteGate, writer: StoreWriter, hub: Ev
   };
 }
 
-/** The runtime's step controller, every resolution stored unless the gate says the conversation is silent. */
+/** The runtime's step controller: every resolution and step mode change stored unless the gate says the conversation is silent. */
 export function createRuntimeController(
   config: StepwiseConfig,
-  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter; readonly store: Pick<Store, 'committed$' | 'durable'> } & HibernationSetting,
+  ports: Pick<LoopPorts, 'scheduler' | 'ids' | 'publish'> & { readonly gate: WriteGate; readonly writer: StoreWriter; readonly store: Pick<Store, 'committed$' | 'durable'>; readonly index: SessionIndex } & HibernationSetting,
 ): StepController {
-  const { scheduler, ids, publish, gate, writer, store, hibernate, hibernateAfterMs } = ports;
-  const onResolved = (resolution: PauseResolution): void => {
-    if (gate.writes(resolution.pause.conv_id)) writer.resolved(resolution);
-  };
+  const { scheduler, ids, publish, gate, writer, store, index, hibernate, hibernateAfterMs } = ports;
   return createStepController(
     {
       scheduler,
       ids,
       publish,
-      onResolved,
+      onResolved: (resolution) => {
+        if (gate.writes(resolution.pause.conv_id)) writer.resolved(resolution);
+      },
+      // Only for a session held here: a stored one's step mode comes back through `restoreStep`.
+      onStepMode: (sessionId, step) => {
+        const convId = index.convBySession.get(sessionId);
+        if (convId !== undefined) writer.step(convId, step);
+      },
       committed$: (convId) => store.committed$(convId),
       hibernate,
       ...(config.onFrameError === undefined ? {} : { onError: config.onFrameError }),
@@ -76,18 +80,10 @@ export function createRuntimeController(
 }
 
 /** Hibernation, its slices on the runtime's clock; a real clock's slices wait for the turn's commits, not for a timer. */
-export function wireHibernation(
-  config: StepwiseConfig,
-  ports: Omit<HibernationPorts, 'controller' | 'slices'> & { readonly scheduler: SchedulerLike; readonly controller: () => StepController },
-): Hibernation {
-  const { controller, scheduler, ...rest } = ports;
+export function wireHibernation(config: StepwiseConfig, ports: Omit<HibernationPorts, 'slices'> & { readonly scheduler: SchedulerLike }): Hibernation {
+  const { scheduler, ...rest } = ports;
   const slices = createSliceQueue(scheduler, config.scheduler ? {} : { defer: setImmediate });
-  const asleep: HibernationPorts['controller'] = {
-    get: (pauseId) => controller().get(pauseId),
-    hibernate: (pauseId, wake) => controller().hibernate?.(pauseId, wake),
-    restoreAsleep: (pause, checks, wake) => controller().restoreAsleep?.(pause, checks, wake),
-  };
-  return createHibernation({ ...rest, controller: asleep, slices });
+  return createHibernation({ ...rest, slices });
 }
 
 /** What is stored of a run recovery could not restore (./unrestored.ts), unless the gate says its conversation is silent. */

@@ -1,6 +1,6 @@
 import type { Store } from '../core/store.js';
 import type { RunOwnership } from '../core/ownership.js';
-import type { Stepwise } from './runtime.js';
+import type { Stepwise } from './stepwise.js';
 
 /**
  * A store every instance of one service shares (the Redis store, docs/protocol.md, Several

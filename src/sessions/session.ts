@@ -5,9 +5,7 @@ import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { LoopPorts, LoopState, RunTools } from '../operators/loop-state.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { HeldPause } from '../streams/dormant-pauses.js';
-import type { StoredCheckpoint } from './active-run.js';
-import { LoopSession } from './loop-session.js';
+import type { HeldPause } from '../streams/controller-settings.js';
 import type { RunHandle, RunViews } from './run-handle.js';
 import type { RunResult } from './run.js';
 import type { RunSubscriptions } from './run-subscriptions.js';
@@ -58,7 +56,7 @@ export interface SessionIdentity {
   readonly forked_from?: ForkOrigin;
 }
 
-/** A conversation's one session: its turns, its single active run, cancel. */
+/** A conversation's one session, as a user drives it: its turns, its single active run, cancel. */
 export interface Session extends SessionIdentity {
   readonly running: boolean;
   /** The profile the session was opened with (see {@link SessionChoices}). */
@@ -75,41 +73,43 @@ export interface Session extends SessionIdentity {
   cancel(): boolean;
   /** Cancels the active run; the session starts no run after it ({@link SessionClosedError}). */
   dispose(): void;
+  /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
+  registry(): ToolRegistry;
+}
+
+/**
+ * A session as its runtime holds it: what recovery, hibernation and a service's instances do with its
+ * run besides what a user does (docs/protocol.md, Durability).
+ */
+export interface HeldSession extends Session {
   /**
-   * Recovery only: re-enters the loop at a stored checkpoint (docs/protocol.md, Durability), with the session's engine and
-   * tools. `prepare` adjusts the rebuilt state before it runs (interrupted tool calls). No `run-started`.
+   * Re-enters the loop at a stored checkpoint, with the session's engine and tools. `prepare` adjusts
+   * the rebuilt state before it runs (interrupted tool calls). No `run-started`.
    */
   resume(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): RunHandle;
   /**
-   * Recovery only: a run restored at a pause, held as that pause alone until it resolves. `wait` is
-   * the pause, from the rebuilt state, and emits the state its resolution leads to: the run's loop
-   * is built only then, so a restart with many paused runs builds none of them.
+   * A run restored at a pause, held as that pause alone until it resolves. `wait` is the pause, from the
+   * rebuilt state, and emits the state its resolution leads to: the run's loop is built only then.
    * Cancelled first, the run ends where it stands, as a paused run does (the pause resolves `cancelled`).
    */
-  park(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void;
+  restoreAtPause(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, wait: (state: LoopState) => Observable<LoopState>): void;
   /**
-   * Recovery and the cluster only: the finished turns of the conversation as a store has them. Before
-   * any run, or on an idle session another instance of the service has run since (docs/protocol.md, Several instances).
+   * The finished turns of the conversation as a store has them: before any run, or on an idle session
+   * another instance of the service has run since (docs/protocol.md, Several instances).
    */
   restoreTurns(turns: readonly Turn[]): void;
   /**
-   * Hibernation only (docs/protocol.md, Durability): the run, paused at the pause `pause` holds (hibernated by the
-   * controller), leaves memory: its loop is unsubscribed and the session keeps no more of it than
-   * its handle and what reads `checkpoint` back (whose ids are those of the pause it waits at).
-   * Cancelled, it ends where it stands as a parked run does; `wake` rebuilds it.
+   * The run, paused at the pause `pause` holds (hibernated by the controller), leaves memory: its loop
+   * is unsubscribed and the session keeps no more of it than its handle and what reads `checkpoint`
+   * back. Cancelled, it ends where it stands; `wake` rebuilds it.
    */
   hibernate(checkpoint: RunCheckpoint, pause: HeldPause): void;
+  /** A run restored at the stored pause `pause` holds (pending again in the controller) comes back hibernated there, with no loop built. */
+  restoreHibernated(checkpoint: RunCheckpoint, pause: HeldPause): void;
   /**
-   * Recovery with hibernation only: a run restored at the stored pause `pause` holds (pending again in
-   * the controller) comes back hibernated there, as `hibernate` would leave it, with no loop built.
-   */
-  sleep(checkpoint: RunCheckpoint, pause: HeldPause): void;
-  /** The tools the session's runs call: its own (see {@link SessionChoices}), else the runtime's. */
-  registry(): ToolRegistry;
-  /**
-   * Hibernation only: the hibernated run's pause resolved; its loop is rebuilt from the checkpoint as
-   * recovery rebuilds it, `resume` applies the resolution, and it goes on with the same handle.
-   * Nothing when the session holds no hibernated run (cancelled or closed since).
+   * The hibernated run's pause resolved: its loop is rebuilt from the checkpoint as recovery rebuilds
+   * it, `resume` applies the resolution, and it goes on with the same handle. Nothing when the session
+   * holds no hibernated run (cancelled or closed since).
    */
   wake(resume: (state: LoopState) => LoopState): void;
   /**
@@ -118,6 +118,9 @@ export interface Session extends SessionIdentity {
    */
   suspend(): void;
 }
+
+/** A run's checkpoint as the store has it, read at once (`Store.checkpointNow`); undefined when it has none. */
+export type StoredCheckpoint = (ids: Pick<RunCheckpoint, 'conv_id' | 'session_id' | 'inference_id' | 'turn_id'>) => RunCheckpoint | undefined;
 
 export interface SessionSettings {
   /** The ports every run goes through. */
@@ -143,10 +146,3 @@ export interface SessionSettings {
   /** A run's checkpoint read from the store at once, when it can: a hibernated run then keeps none in memory. */
   readonly storedCheckpoint?: StoredCheckpoint;
 }
-
-export function createSession(identity: SessionIdentity, settings: SessionSettings, choices: SessionChoices = {}): Session {
-  const session = new LoopSession(identity, settings);
-  session.configure(choices);
-  return session;
-}
-

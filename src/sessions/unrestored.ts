@@ -4,7 +4,7 @@ import type { LoopPorts } from '../operators/loop-state.js';
 import { eventFrom, type EventOrigin } from '../streams/events.js';
 import type { PauseResolution } from '../streams/step-commands.js';
 import { failedAt, type RunResult } from './run.js';
-import type { Session } from './session.js';
+import type { HeldSession } from './session.js';
 
 /**
  * Recovery is per run (docs/protocol.md, Durability): a run whose checkpoint or rows cannot be read
@@ -70,7 +70,7 @@ export interface RunTarget {
 /** A run recovery could not restore, in the conversation it came back with. */
 export interface UnrestoredTarget extends RunTarget {
   /** Its conversation's session, when it could be reopened (idle: the run is not in it). */
-  readonly session: Session | undefined;
+  readonly session: HeldSession | undefined;
   /** Its conversation's stored turns; the run's is the checkpoint's, else the last. */
   readonly turns: readonly Turn[];
   /** Its session's id, from its conversation's record. */

@@ -1,6 +1,6 @@
 /**
  * Lets work in flight be given up on all at once (a store closed while Redis is unreachable: a commit
- * parked in ioredis's offline queue must end then), without keeping anything of the work that finished.
+ * waiting in ioredis's offline queue must end then), without keeping anything of the work that finished.
  *
  * Why not `Promise.race([work, gaveUp])` on one pending `gaveUp`: every race adds reactions to `gaveUp`
  * that stay until it settles, each holding the race's result, so a long-lived store kept every commit's

@@ -88,15 +88,7 @@ export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: Co
     if (waiting.length === 0) target.drained?.();
   };
   const settled = (pending: Pending, error?: unknown): void => {
-    if (pending.state === 'failed') {
-      // A batch that failed for some conversations only: the others' items are committed and go on.
-      const kept = error instanceof PartialCommitFailure ? pending.items.filter((item) => failureOf(error, item.event.conv_id) === undefined) : NONE;
-      for (const item of pending.items) if (!kept.includes(item)) target.failed(failureOf(error, item.event.conv_id), item);
-      if (kept.length > 0) {
-        pending.items.splice(0, pending.items.length, ...kept);
-        pending.state = 'committed';
-      }
-    }
+    if (pending.state === 'failed') sortFailed(pending, error, target);
     if (!closed) drain();
   };
   return {
@@ -134,6 +126,16 @@ export function createCommitQueue(store: Pick<Store, 'appendFrames'>, target: Co
 }
 
 const NONE: readonly SequencedEvent[] = Object.freeze([]);
+
+/** A batch that failed for some conversations only: the others' items are committed and go on; the rest are told as failed. */
+function sortFailed(pending: Pending, error: unknown, target: CommitQueueTarget): void {
+  const kept = error instanceof PartialCommitFailure ? pending.items.filter((item) => failureOf(error, item.event.conv_id) === undefined) : NONE;
+  for (const item of pending.items) if (!kept.includes(item)) target.failed(failureOf(error, item.event.conv_id), item);
+  if (kept.length > 0) {
+    pending.items.splice(0, pending.items.length, ...kept);
+    pending.state = 'committed';
+  }
+}
 
 /** The commit of one item's frame; a failure to append is that commit's error. */
 function appendOf(store: Pick<Store, 'appendFrames'>, item: SequencedEvent): Observable<never> {

@@ -70,22 +70,7 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
     if (events$.observed) events$.next(frame);
     channels.next(frame.event.conv_id, frame);
   };
-  const commits = createCommitQueue(store, {
-    committed: deliver,
-    failed: (error, frame) => {
-      const convId = frame.event.conv_id;
-      config.onError?.(error);
-      if (error instanceof LeaseLostError || error instanceof StoreClosedError || error instanceof StoreSequenceError) {
-        // No more of this conversation is written here (another instance wrote its log, or runs it now):
-        // what clients are told of ends before the missing frame.
-        if (!stalled.has(convId)) stalled.set(convId, frame.seq - 1);
-        return;
-      }
-      // The store refused the frame (and its conversation's other writes of that batch): the hub takes
-      // it back, so the next frame takes its seq and the conversation goes on being written, gapless.
-      if (frame.seq - 1 < hub.lastSeq(convId)) hub.rewind(convId, frame.seq - 1);
-    },
-  });
+  const commits = createCommitQueue(store, { committed: deliver, failed: refusedBy(hub, stalled, config) });
   const lastSeq = (convId: string): number => {
     const failedAfter = stalled.get(convId);
     if (failedAfter !== undefined) return failedAfter;
@@ -118,6 +103,23 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
       connection.unsubscribe();
       commits.close();
     },
+  };
+}
+
+/** What a frame the store did not commit does to its conversation's log. */
+function refusedBy(hub: EventHub, stalled: Map<string, number>, config: FrameLogConfig): (error: unknown, frame: SequencedEvent) => void {
+  return (error, frame) => {
+    const convId = frame.event.conv_id;
+    config.onError?.(error);
+    if (error instanceof LeaseLostError || error instanceof StoreClosedError || error instanceof StoreSequenceError) {
+      // No more of this conversation is written here (another instance wrote its log, or runs it now):
+      // what clients are told of ends before the missing frame.
+      if (!stalled.has(convId)) stalled.set(convId, frame.seq - 1);
+      return;
+    }
+    // The store refused the frame (and its conversation's other writes of that batch): the hub takes
+    // it back, so the next frame takes its seq and the conversation goes on being written, gapless.
+    if (frame.seq - 1 < hub.lastSeq(convId)) hub.rewind(convId, frame.seq - 1);
   };
 }
 

@@ -1,7 +1,7 @@
 import { marbles, type Context } from 'rxjs-marbles/jest';
 import { asapScheduler, type Subscription, type Unsubscribable } from 'rxjs';
 import { createSequentialIds, createStepController, type PauseInfo, type PauseRequest, type PauseResolution, type StepwiseEvent } from '../../src/index.js';
-import type { PauseChecks } from '../../src/streams/pending-pauses.js';
+import type { PauseChecks } from '../../src/streams/controller-settings.js';
 import { createProbe, labelOf } from './helpers.js';
 
 /**
@@ -179,7 +179,7 @@ describe('hibernated pauses (createStepController with hibernateAfterMs)', () =>
   });
 });
 
-/** A stored pause as recovery gives it to `restoreAsleep`: its id and deadline kept. */
+/** A stored pause as recovery gives it to `restoreHibernated`: its id and deadline kept. */
 const storedPause = (deadline_ms: number): PauseInfo => ({
   pause_id: 'pause_9',
   phase: 'after_inference',
@@ -198,14 +198,14 @@ const checks: PauseChecks = {
   results: {},
 };
 
-describe('pauses restored asleep (StepController.restoreAsleep)', () => {
+describe('pauses restored hibernated (StepController.restoreHibernated)', () => {
   it('should make the stored pause pending with its id and deadline, publish it as restored, and wake at its deadline', marbles((m) => {
     const { controller, published, woken, told } = setup(m, { timeoutAction: 'deny' });
     m.scheduler.schedule(() => {
       const wake = (resolution: PauseResolution): number => woken.push({ at: m.scheduler.now(), resolution });
-      expect(controller.restoreAsleep?.(storedPause(5000), checks, wake)).toBeDefined();
+      expect(controller.restoreHibernated?.(storedPause(5000), checks, wake)).toBeDefined();
       // A second restore of a pending pause is refused: its caller restores the run another way.
-      expect(controller.restoreAsleep?.(storedPause(5000), checks, wake)).toBeUndefined();
+      expect(controller.restoreHibernated?.(storedPause(5000), checks, wake)).toBeUndefined();
       expect(controller.get('pause_9')).toMatchObject({ pause_id: 'pause_9', deadline_ms: 5000 });
       expect(published).toMatchObject([{ type: 'paused', restored: true, at: 100, pause: { pause_id: 'pause_9' } }]);
     }, 100);
@@ -221,7 +221,7 @@ describe('pauses restored asleep (StepController.restoreAsleep)', () => {
   it('should check commands with the checks it was given and wake with the decision', marbles((m) => {
     const { controller, woken } = setup(m);
     m.scheduler.schedule(() => {
-      controller.restoreAsleep?.(storedPause(60_000), checks, (resolution) => woken.push({ at: m.scheduler.now(), resolution }));
+      controller.restoreHibernated?.(storedPause(60_000), checks, (resolution) => woken.push({ at: m.scheduler.now(), resolution }));
       expect(controller.submit({ pause_id: 'pause_9', action: 'edit', edits: { call_1: { text: 3 } } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
       expect(controller.submit({ pause_id: 'pause_9', action: 'edit', edits: { call_1: { text: 'b' } } })).toMatchObject({ ok: true });
       expect(woken).toEqual([]);
@@ -232,11 +232,11 @@ describe('pauses restored asleep (StepController.restoreAsleep)', () => {
   it('should resolve a deadline that passed while the server was down at once, and resolve cancelled with no wake when dropped', marbles((m) => {
     const { controller, published, woken } = setup(m);
     m.scheduler.schedule(() => {
-      controller.restoreAsleep?.(storedPause(50), checks, (resolution) => woken.push({ at: m.scheduler.now(), resolution }));
+      controller.restoreHibernated?.(storedPause(50), checks, (resolution) => woken.push({ at: m.scheduler.now(), resolution }));
     }, 100);
     m.scheduler.schedule(() => expect(woken).toMatchObject([{ at: 100, resolution: { reason: 'timeout' } }]), 101);
     const dropped = setup(m);
-    m.scheduler.schedule(() => dropped.controller.restoreAsleep?.(storedPause(60_000), checks, (resolution) => dropped.woken.push({ at: 0, resolution }))?.unsubscribe(), 10);
+    m.scheduler.schedule(() => dropped.controller.restoreHibernated?.(storedPause(60_000), checks, (resolution) => dropped.woken.push({ at: 0, resolution }))?.unsubscribe(), 10);
     m.scheduler.schedule(() => {
       expect(labels(dropped.published)).toEqual(['paused:after_inference', 'resumed:cancelled']);
       expect(dropped.woken).toEqual([]);

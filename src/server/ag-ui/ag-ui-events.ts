@@ -132,7 +132,7 @@ function endOf(status: string, error: string | undefined, open: Open, config: Ag
   return { type: agUi().EventType.RUN_FINISHED, threadId: config.threadId, runId: config.runId, outcome, ...usage, ...metadata };
 }
 
-/** The segment ended without a terminal event: the server stopped following the run (shutdown, lost ownership). */
+/** The segment ended without a terminal event: the server stopped following the run (shutdown, the run taken over by another instance). */
 const unavailable = (): AGUIEvent => ({
   type: agUi().EventType.RUN_ERROR,
   code: 'run_unavailable',

@@ -74,7 +74,7 @@ export interface ViewDecision {
  * Takes a view's decision at a pause through the command port, as every frontend does, so it
  * reaches the instance that runs it and the first decision of any view wins. Resolves,
  * once the decision is committed, with the run's segment from that decision to its next pause or its
- * end; rejects with the owner's refusal as a `ViewRefusal`, and then nothing changed.
+ * end; rejects with that instance's refusal as a `ViewRefusal`, and then nothing changed.
  */
 export async function decide(context: ServerContext, caller: Caller, pause: PauseInfo, decision: ViewDecision): Promise<Observable<StepwiseEvent>> {
   const convId = pause.conv_id;

@@ -3,7 +3,7 @@ import { CommandError, tryAgainLater, type CommandRequest, type CommandValues, t
 import type { GrantRecord } from '../../core/grants.js';
 import type { ContinueCommand } from '../../streams/step-commands.js';
 import { grantTargetOf, publicGrant } from '../grant-book.js';
-import type { Stepwise } from '../runtime.js';
+import type { Stepwise } from '../stepwise.js';
 import { whenCommitted } from './commits.js';
 
 type DecideRuntime = Pick<Stepwise, 'controller' | 'sessions' | 'store' | 'grants' | 'registry'>;

@@ -1,5 +1,5 @@
 import { CommandError, failureOf, type Command, type CommandHandler, type CommandRequest, type CommandResult, type CommandValues } from '../../core/commands.js';
-import type { Stepwise } from '../runtime.js';
+import type { Stepwise } from '../stepwise.js';
 import { decide } from './decide.js';
 import { cancel, stepMode } from './run-commands.js';
 

@@ -1,6 +1,6 @@
 import { mayAccess } from '../../core/access.js';
 import { CommandError, type CancelCommand, type CommandRequest, type CommandValues, type StepModeCommand } from '../../core/commands.js';
-import type { Stepwise } from '../runtime.js';
+import type { Stepwise } from '../stepwise.js';
 import type { Session } from '../session.js';
 import { whenCommitted } from './commits.js';
 

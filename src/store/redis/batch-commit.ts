@@ -34,7 +34,7 @@ export interface BatchCommit {
 export function createBatchCommit(config: BatchCommitConfig): BatchCommit {
   const { connection, appends } = config;
   let givingUp = false;
-  // Given up when close() stops waiting: a commit attempt parked in ioredis's offline queue ends then.
+  // Given up when close() stops waiting: a commit attempt waiting in ioredis's offline queue ends then.
   const attempts = createGiveUp();
   const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
