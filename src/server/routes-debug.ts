@@ -1,13 +1,13 @@
-import type { Request, RequestHandler, Router } from 'express';
+import type { Router } from 'express';
 import { loadExpress } from './server-deps.js';
 import { z } from 'zod';
-import type { DecideCommand, StepModeCommand } from '../core/commands.js';
+import type { StepModeCommand } from '../core/commands.js';
 import { callerFrom, mayAccess } from './auth.js';
 import { assertDebug, convIdSchema, ownedConversation, type ServerContext } from './context.js';
 import { commandRoute, committedOnly, convIdOf } from './commands.js';
 import { parseOr400 } from './errors.js';
 import { singleValues } from './routes-conversations.js';
-import { rememberSchema } from './routes-grants.js';
+import { continueRoute } from './routes-decide.js';
 
 const targetSchema = z.object({ conv_id: convIdSchema.optional(), session_id: z.string().min(1).max(256).optional() });
 
@@ -19,21 +19,6 @@ const enableSchema = targetSchema.extend({
   tools: z.array(z.string().min(1).max(64)).max(1000).optional(),
   phases: z.array(z.enum(['after_inference', 'after_tools'])).min(1).max(2).optional(),
 });
-
-/** A decision's body (docs/protocol.md, Decisions); `POST /pauses/:pause_id` takes it without `pause_id` and `results`. */
-export const decisionSchema = z.object({
-  conv_id: convIdSchema.optional(),
-  // Any string here: an unknown action is answered as `invalid_action`, not as a malformed request.
-  action: z.string().max(64).optional(),
-  tool_call_ids: z.array(z.string()).max(1000).optional(),
-  reason: z.string().max(10_000).optional(),
-  edits: z.record(z.string(), z.unknown()).optional(),
-  results: z.record(z.string(), z.unknown()).optional(),
-  answers: z.record(z.string(), z.unknown()).optional(),
-  remember: rememberSchema.optional(),
-});
-
-const continueSchema = decisionSchema.extend({ pause_id: z.string().min(1).max(256) });
 
 const pausesQuery = z.object({ conv_id: convIdSchema.optional() });
 
@@ -47,7 +32,7 @@ export function debugRoutes(context: ServerContext): Router {
 
   router.post('/debug/step/enable', commandRoute(context, (req) => stepModeOf(enableSchema, req.body, true), convIdOf));
   router.post('/debug/step/disable', commandRoute(context, (req) => stepModeOf(targetSchema, req.body, false), convIdOf));
-  router.post('/debug/continue', decideRoute(context, (req) => ({ type: 'decide', ...parseOr400(continueSchema, req.body) })));
+  router.post('/debug/continue', continueRoute(context));
 
   router.get('/debug/pauses', async (req, res) => {
     const caller = callerFrom(res);
@@ -62,14 +47,6 @@ export function debugRoutes(context: ServerContext): Router {
     res.json({ pauses });
   });
   return router;
-}
-
-/**
- * The route of a decision (`/debug/continue`, `POST /pauses/:pause_id`): sent where the pause's own
- * conversation runs, wherever that is; else where the conversation the body names does.
- */
-export function decideRoute(context: ServerContext, read: (req: Request) => DecideCommand): RequestHandler {
-  return commandRoute(context, read, async (command) => (await context.commands.convOfPause(command.pause_id)) ?? (await convIdOf(command)));
 }
 
 /** A step mode command from its body. */

@@ -1,13 +1,12 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { bySoonest, type ListedPause } from '../core/directory.js';
-import type { DecideCommand } from '../core/commands.js';
 import type { PauseInfo } from '../core/pauses.js';
 import { callerFrom, mayAccess, type Caller } from './auth.js';
 import { committedOnly } from './commands.js';
 import { convIdSchema, ownedConversation, type ServerContext } from './context.js';
-import { HttpError, parseOr400 } from './errors.js';
-import { decideRoute, decisionSchema } from './routes-debug.js';
+import { parseOr400 } from './errors.js';
+import { pauseRoute } from './routes-decide.js';
 import { count, singleValues } from './routes-conversations.js';
 import { loadExpress } from './server-deps.js';
 
@@ -65,16 +64,6 @@ export function inboxRoutes(context: ServerContext): Router {
     res.json({ pauses });
   });
   // Approvals need no debugger (docs/protocol.md, The inbox): any pending pause is answered here.
-  router.post('/pauses/:pause_id', decideRoute(context, (req) => decisionOf(parseOr400(pauseIdSchema, req.params['pause_id'], 'pause_id'), req.body)));
+  router.post('/pauses/:pause_id', pauseRoute(context));
   return router;
-}
-
-const pauseIdSchema = z.string().min(1).max(256);
-
-/** The body of `/debug/continue` without `pause_id`; result edits stay a debugging feature. */
-function decisionOf(pauseId: string, body: unknown): DecideCommand {
-  if (typeof body === 'object' && body !== null && Object.hasOwn(body, 'results')) {
-    throw new HttpError(400, 'invalid_action', 'result edits need debug mode: send them to POST /debug/continue');
-  }
-  return { type: 'decide', ...parseOr400(decisionSchema, body ?? {}), pause_id: pauseId };
 }

@@ -7,7 +7,7 @@ import { SemClient, upgradeStatus } from '../helpers/server-ws-client.js';
 import { parseSse } from '../helpers/ag-ui-client.js';
 import { expectWellFormed } from '../helpers/well-formed.js';
 
-const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue'];
+const POST_ROUTES = ['/chat', '/chat/cancel', '/debug/step/enable', '/debug/step/disable', '/debug/continue', '/pauses/pause_fuzz', '/pauses/%E2%80%AE'];
 const GET_ROUTES = ['/hydrate', '/debug/pauses', '/pauses', '/conversations', '/healthz', '/grants'];
 /** Both WebSocket endpoints: a conversation's and the inbox's (docs/protocol.md, The inbox). */
 const SOCKETS = ['/ws?conv_id=fuzz-ws', '/ws/pauses'];
