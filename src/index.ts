@@ -84,14 +84,8 @@ export { createStepwise, type OpenSessionOptions, type SessionRegistry, type Ste
 export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './sessions/recovery.js';
 export type { UnrestoredRun } from './sessions/unrestored.js';
 export { ForkError, type ForkErrorCode, type ForkRequest, type ForkResult } from './sessions/fork.js';
-export {
-  createMemoryStore,
-  createRedisStore,
-  createSqliteStore,
-  type MemoryStoreOptions,
-  type RedisStoreOptions,
-  type SqliteStoreOptions,
-} from './store/index.js';
+export { createMemoryStore, createSqliteStore, type MemoryStoreOptions, type SqliteStoreOptions } from './store/index.js';
+export { createRedisStore, type RedisStoreOptions } from './cluster/service-store.js';
 export type { RedisStore } from './store/redis/redis-store.js';
 export type { FrameEvent, Store, StoreRetentionConfig } from './core/store.js';
 export {

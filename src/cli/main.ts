@@ -1,7 +1,7 @@
 import { loadModelDefaults, mainHelp, serveHelp } from './help.js';
-import { parseServeOptions, UsageError, type ServeOptions } from './options.js';
+import { parseServeOptions, UsageError, type Env, type ServeOptions } from './options.js';
 import { packageVersion } from './package-info.js';
-import { serve, type Env } from './serve.js';
+import { serve } from './serve.js';
 
 /**
  * The `stepwise` command: `serve` runs the server until SIGINT or SIGTERM; `--help` and `--version`

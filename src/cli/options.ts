@@ -10,6 +10,9 @@ import { FLAGS } from './flags.js';
  */
 const MIN_FRAMES_KEPT = 1000;
 
+/** The environment as the CLI reads it. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
 /** `stepwise serve` flags (docs/protocol.md, Command line), checked. */
 export interface ServeOptions {
   readonly host: string;
@@ -58,19 +61,23 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Parses the flags after `serve`; `'help'` when help was asked for; throws a UsageError naming a bad flag. */
-export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help' {
+/** The flags after `serve` as given, each by its name; throws a UsageError naming an unknown or malformed one. */
+function readFlags(argv: readonly string[]): Record<string, string | boolean | undefined> {
   const options = Object.fromEntries(FLAGS.map((flag) => [flag.name, { type: flag.arg ? 'string' : 'boolean' }])) as Record<
     string,
     { type: 'string' | 'boolean'; short?: string }
   >;
   options['help'] = { type: 'boolean', short: 'h' };
-  let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }));
+    return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
   } catch (error) {
     throw new UsageError(parseArgsMessage(error));
   }
+}
+
+/** Parses the flags after `serve`; `'help'` when help was asked for; throws a UsageError naming a bad flag. */
+export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help' {
+  const values = readFlags(argv);
   if (values['help'] === true) return 'help';
   const text = (name: string): string | undefined => values[name] as string | undefined;
   const on = (name: string): boolean => values[name] === true;

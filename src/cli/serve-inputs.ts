@@ -10,9 +10,8 @@ import type { Profile } from '../server/profiles.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
 import { toTool } from '../tools/to-tool.js';
 import { createDemoScript, createDemoTools } from './demo.js';
-import { isLoopback, type ServeOptions } from './options.js';
+import { isLoopback, type Env, type ServeOptions } from './options.js';
 import { readProfilesFile, toProfiles } from './profiles-file.js';
-import type { Env } from './serve.js';
 
 /** What a server is made of before it opens its store: its tokens, engine, tools, MCP servers and profiles. */
 export interface ServeInputs {

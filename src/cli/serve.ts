@@ -5,13 +5,10 @@ import { createServer, type ServerOptions, type StepwiseHttpServer as StepwiseSe
 import { profileChoices, type Profile } from '../server/profiles.js';
 import { announceToRuns } from '../sessions/announce.js';
 import { exportTracesFromEnv } from '../telemetry/otlp-export.js';
-import type { ServeOptions } from './options.js';
+import type { Env, ServeOptions } from './options.js';
 import { loadServeInputs, toolSourcesOf, type ServeInputs } from './serve-inputs.js';
 import { openServerStore } from './server-store.js';
 import { readWebhooksFile } from './webhooks-file.js';
-
-/** The environment as the CLI reads it. */
-export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * `stepwise serve`: reads every file, opens the store, recovers its conversations and listens; runs

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { asServiceStore, type ClusterStore } from '../cluster/index.js';
+import type { ClusterStore } from '../cluster/index.js';
+import { asServiceStore } from '../cluster/service-store.js';
 import type { Store } from '../core/store.js';
 import { openStore } from '../store/open-store.js';
 import { printableUrl, REDIS_STORE_DEFAULTS } from '../store/redis/index.js';
-import type { ServeOptions } from './options.js';
-import type { Env } from './serve.js';
+import type { Env, ServeOptions } from './options.js';
 
 /** `--redis-url`, else STEPWISE_REDIS_URL, else the store's default. */
 export function redisUrlOf(options: ServeOptions, env: Env): string {

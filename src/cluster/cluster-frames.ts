@@ -13,7 +13,7 @@ export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<Stored
 /**
  * The frame log clients read on one instance of a service (docs/protocol.md, Several instances): a conversation's live frames come
  * from the store's tail (one shared tail per conversation on this instance, whoever runs it: the
- * instance that owns a run now, or one that took it over, all append to the same stream), so a client
+ * instance that runs a conversation now, or one that took it over, all append to the same stream), so a client
  * gets every frame once and in seq order wherever the run executes. Replay is the local log's, which
  * reads the store when its buffer does not hold the frames asked for. The hub is told the seqs seen,
  * so a run this instance starts later goes on after them.

@@ -1,17 +1,17 @@
 import type { Redis } from 'ioredis';
 import type { Command, CommandHandler, CommandPort, CommandRequest, CommandResult } from '../core/commands.js';
-import type { Ownership } from './ownership.js';
+import type { RunLeases } from './run-leases.js';
 import { createReplyWaits, type ReplyWaits } from './reply-waits.js';
 
 export interface ClusterCommandsConfig {
-  readonly ownership: Ownership;
+  readonly leases: RunLeases;
   /** Publishes commands and replies. */
   readonly publisher: Redis;
   /** A connection of its own in subscriber mode: this instance's command and reply channels. */
   readonly subscriber: Redis;
   /** An instance's command channel, `${before}${instanceId}${after}`; its replies come on that channel's `:replies`. */
   readonly channel: { readonly before: string; readonly after: string };
-  /** Serves a command whose run this instance owns (or nobody does). */
+  /** Serves a command of a conversation this instance runs (or nobody does). */
   readonly handler: CommandHandler;
   /** Brings a conversation another instance created here before this instance serves a command about it. */
   readonly join: (convId: string) => Promise<void>;
@@ -19,7 +19,7 @@ export interface ClusterCommandsConfig {
   readonly hasUnfinishedRun: (convId: string) => Promise<boolean>;
   /** The conversation of a pause, from what this instance knows or the store. */
   readonly convOfPause: (pauseId: string) => Promise<string | undefined>;
-  /** How long a delivered command waits for its owner's reply before it is answered 503, ms. */
+  /** How long a delivered command waits for the reply of the instance running its conversation before it is answered 503, ms. */
   readonly replyTimeoutMs: number;
 }
 
@@ -29,20 +29,21 @@ interface Envelope {
   readonly request: CommandRequest;
 }
 
-/** Try again in a second: the run's owner is changing (a takeover) or did not answer. */
+/** Try again in a second: the instance running the conversation is changing (a takeover) or did not answer. */
 const retry = (code: string, message: string): CommandResult => ({ ok: false, error: { code, message, retry_after_s: 1 } });
 
 /**
  * Commands between instances over Redis pub/sub: the instance a route lands on PUBLISHes the command
- * on the owner's channel and waits for the reply on its own. PUBLISH says how many instances heard
- * it, so a command for an owner that is not listening is answered at once; an owner that died is
- * answered 503 with `Retry-After` until its runs are taken over (within the lease plus a second),
- * never with a wait and never with 404 for a pause that exists. Commands are served concurrently.
+ * on the channel of the instance that runs the conversation and waits for the reply on its own. PUBLISH
+ * says how many instances heard it, so a command for an instance that is not listening is answered at
+ * once; one for an instance that died is answered 503 with `Retry-After` until its runs are taken
+ * over (within the lease plus a second), never with a wait and never with 404 for a pause that
+ * exists. Commands are served concurrently.
  */
 export function createClusterCommands(config: ClusterCommandsConfig): CommandPort & { ready: Promise<void>; dispose(): void } {
-  const { ownership, subscriber } = config;
+  const { leases, subscriber } = config;
   const channelOf = (instanceId: string): string => `${config.channel.before}${instanceId}${config.channel.after}`;
-  const own = channelOf(ownership.instanceId);
+  const own = channelOf(leases.instanceId);
   const waits = createReplyWaits(config.replyTimeoutMs, () =>
     retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'),
   );
@@ -51,28 +52,28 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
   const ready = listen(config, own, waits, channelOf);
 
   /**
-   * Sends the command to the run's owner when another live instance holds it, in the round trip that
-   * finds the owner. Undefined when it is this instance's to serve (nobody holds the run, or its
-   * owner is gone and left no run to take over).
+   * Sends the command to the instance that runs the conversation when another live instance holds its
+   * lease, in the round trip that finds that instance. Undefined when it is this instance's to serve
+   * (nobody holds the lease, or its holder is gone and left no run to take over).
    */
   const forward = async (convId: string, request: CommandRequest): Promise<CommandResult | undefined> => {
-    const id = `${ownership.instanceId}-${(counter++).toString(36)}`;
-    // Waiting before sending: the owner's reply may arrive before the script's own.
+    const id = `${leases.instanceId}-${(counter++).toString(36)}`;
+    // Waiting before sending: the reply of the instance running it may arrive before the script's own.
     const reply = waits.wait(id);
-    const message = JSON.stringify({ id, from: ownership.instanceId, request } satisfies Envelope);
-    const delivery = await ownership.sendToOwner(convId, config.channel, message).catch((error: unknown) => {
+    const message = JSON.stringify({ id, from: leases.instanceId, request } satisfies Envelope);
+    const delivery = await leases.sendToHolder(convId, config.channel, message).catch((error: unknown) => {
       reply.cancel();
       throw error;
     });
-    if (delivery?.alive && delivery.instanceId !== ownership.instanceId) {
+    if (delivery?.alive && delivery.instanceId !== leases.instanceId) {
       if (delivery.heard > 0) return reply.answered;
       reply.cancel();
       return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) is not listening (it is being replaced); try again`);
     }
     reply.cancel();
-    // A dead owner's run is taken over soon; one that had ended has nothing to take over, and is
+    // The run of an instance that died is taken over soon; one that had ended has nothing to take over, and is
     // answered here from the store (a decision it recorded is 409 pause_resolved).
-    if (delivery && delivery.instanceId !== ownership.instanceId && (await config.hasUnfinishedRun(convId))) {
+    if (delivery && delivery.instanceId !== leases.instanceId && (await config.hasUnfinishedRun(convId))) {
       return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) stopped; another one takes its run over within the lease; try again`);
     }
     return undefined;
@@ -82,7 +83,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
     ready,
     send: async <C extends Command>(request: CommandRequest<C>): Promise<CommandResult<C>> => {
       const convId = request.conv_id;
-      if (convId === undefined || ownership.tokenOf(convId) !== undefined) return config.handler(request);
+      if (convId === undefined || leases.tokenOf(convId) !== undefined) return config.handler(request);
       // The result of this command, from the instance that ran it: of the type its command asks for.
       const forwarded = (await forward(convId, request)) as CommandResult<C> | undefined;
       if (forwarded) return forwarded;

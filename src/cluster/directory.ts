@@ -23,7 +23,7 @@ export interface ServiceDirectoryPorts {
  * - every instance's conversations come from the store; a run is in progress when it has a
  *   checkpoint there, wherever it executes;
  * - a conversation whose run does not execute here is shown as stored (a session adopted here
- *   earlier holds the turns of then; the owner goes on storing them);
+ *   earlier holds the turns of then; the instance that runs it goes on storing them);
  * - one conversation's pauses are this instance's, then the store's that it does not hold; the
  *   whole service's come from the store's deadline index once this instance's are committed;
  * - `open` brings the conversation here first (its session and seq).

@@ -12,7 +12,7 @@ export type HeldLeases = Map<string, Held>;
 
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
-/** Deletes the lease key when it still holds `token`: a lease taken over meanwhile stays its new owner's. */
+/** Deletes the lease key when it still holds `token`: a lease taken over meanwhile stays its new holder's. */
 export async function releaseLease(redis: Redis, leaseKey: string, token: string): Promise<void> {
   await redis.eval(RELEASE, 1, leaseKey, token);
 }

@@ -1,19 +1,19 @@
 /**
  * One service on many instances (docs/protocol.md, Several instances): the adapters an instance
  * plugs under the runtime when its store is Redis. See src/store/redis/index.ts for the key layout.
- * - Ownership (./ownership.ts): one heartbeat per instance, a lease per run holding the owner's
- *   fencing token, which every write of the run carries (the store refuses it otherwise).
- * - Commands (./commands.ts): the command port over pub/sub, so a command reaches the run's owner.
+ * - Leases (./run-leases.ts): one heartbeat per instance, a lease per run holding the fencing token
+ *   of the instance that runs it, which every write of the run carries (the store refuses it otherwise).
+ * - Commands (./commands.ts): the command port over pub/sub, so a command reaches the instance that
+ *   runs its conversation.
  * - Frames (./cluster-frames.ts): the frame source a WebSocket follows, wherever the run executes.
  * - Directory (./directory.ts): the conversations and pauses the read routes show, the service's.
- * - Failover (./orphans.ts): runs whose owner died are taken over.
+ * - Failover (./orphans.ts): the runs of an instance that died are taken over.
  */
 import type { RunOwnership } from '../core/ownership.js';
 import type { RecoverOptions } from '../sessions/recovery.js';
 import type { Stepwise } from '../sessions/runtime.js';
-import type { ServiceStore } from '../sessions/service.js';
 import { createServiceDirectory } from './directory.js';
-import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ClusterCommands, type ClusterConfig, type ClusterStore } from './instance.js';
+import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ClusterCommands, type ClusterConfig } from './instance.js';
 
 export type { ClusterConfig, ClusterStore } from './instance.js';
 
@@ -23,43 +23,35 @@ export interface ClusterRuntime {
   /**
    * The runtime as an instance of the service: its `frames` follow every instance's frames, its
    * `directory` lists the service's conversations and pauses (./directory.ts), its `commands` reach
-   * the run's owner (./commands.ts).
+   * the instance that runs the conversation (./commands.ts).
    */
   readonly stepwise: Stepwise;
   /** The ownership port the runtime was made with: takes the conversation's lease, then joins it. */
   readonly ownership: RunOwnership;
 }
 
-/**
- * The Redis store as the store of a service: a runtime made on it (`createStepwise({ store })`) joins
- * the service as one instance of it.
- */
-export function asServiceStore<S extends ClusterStore>(store: S, config: Omit<ClusterConfig, 'store'>): S & ServiceStore {
-  return Object.assign(store, { joinService: (base: Stepwise) => joinCluster(base, { ...config, store }) });
-}
-
 export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
   const instance = connectInstance(base, config);
-  const { store, ownership, frames, pauses, pauseFeed, join } = instance;
+  const { store, leases, frames, pauses, pauseFeed, join } = instance;
   const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands; recovery?: RecoverOptions } = {};
   const stop = (): void => {
     pauses.dispose();
     pauseFeed.dispose();
     parts.orphans?.dispose();
     parts.commands?.dispose();
-    void ownership.dispose().finally(() => instance.disconnect());
+    void leases.dispose().finally(() => instance.disconnect());
   };
   const claim = async (convId: string): Promise<boolean> => {
-    const owned = await ownership.acquire(convId);
+    const held = await leases.acquire(convId);
     // Then the conversation as the store has it: a run another instance ended just before is in it.
     await join(convId);
     // A lease taken from an instance whose heartbeat lapsed (stalled past it, though alive) comes with
     // that instance's run, stopped there by its refused writes: it goes on here, and a new run waits.
-    if (owned && base.sessions.get(convId)?.running !== true && (await store.checkpoints(convId)).length > 0) {
+    if (held && base.sessions.get(convId)?.running !== true && (await store.checkpoints(convId)).length > 0) {
       const taken = await base.takeOver(convId, parts.recovery ?? {});
       instance.log(`cluster: took over the run of ${convId} with its lease (its instance stalled past its heartbeat)${taken.failed ? '; it ended failed' : ''}`);
     }
-    return owned;
+    return held;
   };
   const stepwise: Stepwise = {
     ...base,

@@ -11,7 +11,7 @@ import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
 import type { PausePage } from '../store/redis/pause-deadlines.js';
 import type { StoreFence } from '../store/redis/redis-store.js';
 import { watchForOrphans } from './orphans.js';
-import { createOwnership, type Ownership } from './ownership.js';
+import { createRunLeases, type RunLeases } from './run-leases.js';
 import { createServicePauseFeed, type ServicePauseFeed } from './pause-feed.js';
 import { createPauseIndex } from './pause-index.js';
 
@@ -25,7 +25,7 @@ export interface ClusterStore extends Store<FrameEvent> {
   /** The service's pending pauses in deadline order, a page at a time (the inbox's soonest first). */
   pausesByDeadline(offset: number, count: number): Promise<PausePage>;
   readonly keys: { readonly prefix: string; readonly checkpoints: string; conversation(convId: string): { readonly lease: string; readonly epoch: string } };
-  /** Fences a run's writes with the token its owner holds (see `RedisStore.fence`). */
+  /** Fences a run's writes with the token the instance running it holds (see `RedisStore.fence`). */
   fence(fence: StoreFence): void;
   /** Another connection to the store's Redis (see `RedisStore.connect`). */
   connect(): Redis;
@@ -35,7 +35,7 @@ export interface ClusterConfig {
   readonly store: ClusterStore;
   /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
   readonly leaseMs?: number;
-  /** How long a command delivered to the owner waits for its answer before a 503, ms. Default 2000. */
+  /** How long a command delivered to the instance running its conversation waits for its answer before a 503, ms. Default 2000. */
   readonly replyTimeoutMs?: number;
   /** Where takeovers and lost runs are told (the CLI's stdout). Default: nowhere. */
   readonly log?: (line: string) => void;
@@ -52,10 +52,10 @@ export interface Instance {
   readonly instanceId: string;
   readonly leaseMs: number;
   readonly log: (line: string) => void;
-  /** Commands and ownership's reads and scripts. */
+  /** Commands and the leases' reads and scripts. */
   readonly redis: Redis;
   readonly connect: () => Redis;
-  readonly ownership: Ownership;
+  readonly leases: RunLeases;
   readonly frames: ReturnType<typeof createClusterFrames>;
   /** Every instance's pause and resume frames (the inbox across the service, ./pause-feed.ts). */
   readonly pauseFeed: ServicePauseFeed;
@@ -76,7 +76,7 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
   const heartbeat = connect();
   const log = config.log ?? (() => undefined);
   const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
-  const ownership = fencedOwnership(base, store, { instanceId, leaseMs, log, redis, heartbeat, runningHere });
+  const leases = fencedLeases(base, store, { instanceId, leaseMs, log, redis, heartbeat, runningHere });
   const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
   const pauseFeed = createServicePauseFeed({
     instanceId,
@@ -94,7 +94,7 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
     log,
     redis,
     connect,
-    ownership,
+    leases,
     frames,
     pauseFeed,
     // A continue posted anywhere finds its pause's conversation here first: the pauses this instance's
@@ -115,14 +115,14 @@ const heartbeatKeyOf = (store: ClusterStore): { before: string; after: string } 
 /** The service's instance registry: the SET of every instance that has beaten. */
 const registryKeyOf = (store: ClusterStore): string => `${store.keys.prefix}instances`;
 
-/** Ownership by heartbeat and lease, and the store's writes fenced with its tokens. */
-function fencedOwnership(
+/** Leases by heartbeat, and the store's writes fenced with their tokens. */
+function fencedLeases(
   base: Stepwise,
   store: ClusterStore,
   parts: { instanceId: string; leaseMs: number; log: (line: string) => void; redis: Redis; heartbeat: Redis; runningHere: () => string[] },
-): Ownership {
+): RunLeases {
   const { log } = parts;
-  const ownership = createOwnership(parts.redis, parts.heartbeat, {
+  const leases = createRunLeases(parts.redis, parts.heartbeat, {
     instanceId: parts.instanceId,
     leaseMs: parts.leaseMs,
     keysOf: (convId) => store.keys.conversation(convId),
@@ -131,26 +131,26 @@ function fencedOwnership(
     running: parts.runningHere,
     beforeRelease: () => store.flush(),
     onLost: (convId) => {
-      if (base.sessions.relinquish(convId)) log(`cluster: another instance owns the run of ${convId} now (this one stalled past its lease); its run stopped here`);
+      if (base.sessions.relinquish(convId)) log(`cluster: another instance runs ${convId} now (this one stalled past its lease); its run stopped here`);
     },
   });
-  // A refused write means another instance owns the run: it stops here at once, before anyone
-  // waiting on that write hears of it (no 200, no tool, no frame).
+  // A refused write means another instance runs the conversation now: it stops here at once, before
+  // anyone waiting on that write hears of it (no 200, no tool, no frame).
   store.fence({
-    tokenOf: ownership.tokenOf,
+    tokenOf: leases.tokenOf,
     onRefused: (convId) => {
-      ownership.drop(convId);
-      if (base.sessions.relinquish(convId)) log(`cluster: the store refused a write of ${convId} (another instance owns its run now); its run stopped here`);
+      leases.drop(convId);
+      if (base.sessions.relinquish(convId)) log(`cluster: the store refused a write of ${convId} (another instance runs it now); its run stopped here`);
     },
   });
-  return ownership;
+  return leases;
 }
 
 /** The command port over pub/sub, serving what reaches this instance with `handler`. */
 export function commandsOf(instance: Instance, handler: CommandHandler): ClusterCommands {
   const { base, store, pauses } = instance;
   return createClusterCommands({
-    ownership: instance.ownership,
+    leases: instance.leases,
     publisher: instance.redis,
     subscriber: instance.connect(),
     channel: { before: `${store.keys.prefix}instance:{`, after: '}:commands' },
@@ -165,14 +165,14 @@ export function commandsOf(instance: Instance, handler: CommandHandler): Cluster
 /**
  * Recovery of the runs this instance takes: claimed first, read after. From its claim on, nobody
  * else writes a run, so what recovery then loads of it is its latest state; a snapshot read before
- * could be older than a decision its live owner took meanwhile (and the run it ended, its lease
- * released), and resumed from it the run would pause again at a pause already decided. The store
- * first: an unreachable Redis is said in its words (the CLI exits 1 with it). A run whose checkpoint
+ * could be older than a decision the live instance running it took meanwhile (and the run it ended,
+ * its lease released), and resumed from it the run would pause again at a pause already decided. The
+ * store first: an unreachable Redis is said in its words (the CLI exits 1 with it). A run whose checkpoint
  * cannot be read back is claimed too: recovery ends it failed (docs/protocol.md, Durability).
  */
 export async function recoverClaimed(instance: Instance, options: RecoverOptions): Promise<RecoveryReport> {
   const convIds = await instance.store.unfinished();
-  const taken = await Promise.all(convIds.map(async (convId) => ((await instance.ownership.acquire(convId)) ? convId : undefined)));
+  const taken = await Promise.all(convIds.map(async (convId) => ((await instance.leases.acquire(convId)) ? convId : undefined)));
   const claimed = new Set(taken.filter((convId): convId is string => convId !== undefined));
   return instance.base.recover({ ...options, claim: async (ids) => new Set(ids.filter((convId) => claimed.has(convId))) });
 }
@@ -185,7 +185,7 @@ export function watchOrphansOf(instance: Instance, options: RecoverOptions): { d
     checkpointsKey: instance.store.keys.checkpoints,
     registryKey: registryKeyOf(instance.store),
     heartbeatKey: heartbeatKeyOf(instance.store),
-    ownership: instance.ownership,
+    leases: instance.leases,
     intervalMs: Math.min(500, Math.max(50, Math.floor(leaseMs / 4))),
     leaseMs,
     runningHere: () => new Set(instance.runningHere()),
@@ -194,7 +194,7 @@ export function watchOrphansOf(instance: Instance, options: RecoverOptions): { d
       // Ended failed and stored as ended: it is not taken over again at the next look.
       for (const failed of taken.failed ?? []) log(`cluster: the run ${failed.inference_id} of ${convId} could not be taken over and ended failed: ${failed.error}`);
       if (taken.failed) return;
-      log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its owner stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
+      log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its instance stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
     },
     onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
   });

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { from, lastValueFrom, mergeMap } from 'rxjs';
 import { convOfCheckpointField } from '../store/redis/keys.js';
-import type { Ownership } from './ownership.js';
+import type { RunLeases } from './run-leases.js';
 
 export interface OrphanWatchConfig {
   readonly redis: Redis;
@@ -11,7 +11,7 @@ export interface OrphanWatchConfig {
   readonly registryKey: string;
   /** An instance's heartbeat key, as `${before}${instanceId}${after}`. */
   readonly heartbeatKey: { readonly before: string; readonly after: string };
-  readonly ownership: Ownership;
+  readonly leases: RunLeases;
   /** How often to look, ms. */
   readonly intervalMs: number;
   /** How long an instance lives without renewing its heartbeat, ms (`--lease-ms`). */
@@ -28,7 +28,7 @@ const TAKEOVERS_AT_ONCE = 16;
 
 /**
  * Every so often the whole service is looked through even with no instance gone: a safety net for a
- * lease let go by a path that announces nothing (a run stopped without its owner dying).
+ * lease let go by a path that announces nothing (a run stopped without its instance dying).
  */
 const LOOK_EVERYWHERE_MS = 30_000;
 
@@ -44,14 +44,14 @@ end
 return forgotten`;
 
 /**
- * Failover (docs/protocol.md, Several instances): finds unfinished runs whose owner is dead (its
+ * Failover (docs/protocol.md, Several instances): finds unfinished runs whose instance is dead (its
  * heartbeat key lapsed) or that nobody holds, and takes them over. A run's lease is taken before its
- * first checkpoint is written, so a run being created is never seen without an owner.
+ * first checkpoint is written, so a run being created is never seen without an instance holding its lease.
  *
  * Each look costs one round trip per registered instance count, not per run: it reads the instance
  * registry and their heartbeats, and only when an instance is gone (died, stalled past its lease, or
  * stopped and let its leases go) does it read the checkpoint hash's keys, their leases and holders,
- * O(unfinished runs), to take over what lost its owner. With 100 000 paused runs in a service, a look
+ * O(unfinished runs), to take over what lost its instance. With 100 000 paused runs in a service, a look
  * with every instance alive reads a few keys instead of every run's lease.
  *
  * After Redis was unreachable, it waits a whole lease before taking anything over (see `reachableSince`),
@@ -61,7 +61,7 @@ export function watchForOrphans(config: OrphanWatchConfig): { dispose(): void } 
   let looking = false;
   // Since when this watcher has reached Redis without a failure. Heartbeats lapse while Redis is away
   // (their keys expire meanwhile), and every instance renews its own only once Redis is back: a run is
-  // taken over only after a whole lease of Redis reachable, when a live owner has renewed for sure.
+  // taken over only after a whole lease of Redis reachable, when a live instance has renewed for sure.
   let reachableSince: number | undefined = Date.now();
   // When every unfinished run was last looked at with nothing left behind; undefined: never, or a look failed since.
   let lookedEverywhereAt: number | undefined;
@@ -105,7 +105,7 @@ async function deadInstances({ redis, registryKey, heartbeatKey }: OrphanWatchCo
 }
 
 /**
- * Looks through every unfinished run and takes over the ones whose owner is dead or that nobody
+ * Looks through every unfinished run and takes over the ones whose instance is dead or that nobody
  * holds. True when nothing was left behind: no takeover failed (its run is let go and taken again at
  * the next look).
  */
@@ -114,18 +114,18 @@ async function takeOverOrphans(config: OrphanWatchConfig): Promise<boolean> {
   const here = config.runningHere();
   // A field that names no conversation is no run to take over; it must not stop the look at the others.
   const convIds = [...new Set(fields.flatMap((field) => convOfCheckpointField(field) ?? []))].filter((convId) => !here.has(convId));
-  const orphans = await config.ownership.orphans(convIds);
+  const orphans = await config.leases.orphans(convIds);
   let complete = true;
-  // A few at a time: a dead owner's thousand runs are back within the lease plus a second.
+  // A few at a time: a dead instance's thousand runs are back within the lease plus a second.
   await lastValueFrom(
     from(orphans).pipe(
       mergeMap(async (convId) => {
         // The acquire script checks again, atomically: another survivor may have taken it first.
-        if (!(await config.ownership.acquire(convId))) return;
+        if (!(await config.leases.acquire(convId))) return;
         await config.takeOver(convId).catch(async (error: unknown) => {
           complete = false;
           config.onError(convId, error);
-          await config.ownership.release(convId).catch(() => undefined);
+          await config.leases.release(convId).catch(() => undefined);
         });
       }, TAKEOVERS_AT_ONCE),
     ),

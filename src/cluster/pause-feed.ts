@@ -26,9 +26,9 @@ interface Envelope {
 
 /**
  * The inbox across a service (docs/protocol.md, The inbox): each instance PUBLISHes the pause and
- * resume frames of the runs it owns on one channel, once committed, and relays the others'. A
- * conversation's frames come from its one owner over one connection, so they keep their order; an
- * instance that does not listen (reconnecting) misses what was said meanwhile, which `GET /pauses` and
+ * resume frames of the conversations it runs on one channel, once committed, and relays the others'.
+ * A conversation's frames come from the one instance that runs it over one connection, so they keep
+ * their order; an instance that does not listen (reconnecting) misses what was said meanwhile, which `GET /pauses` and
  * a socket's `ws.hello` list again. Pub/sub rather than the store's per-conversation tails: the inbox
  * follows every conversation at once, which tails (one read per conversation) would not scale to.
  */

@@ -19,7 +19,7 @@ import { agUiRoutes } from './ag-ui/routes-ag-ui.js';
 import { aiSdkRoutes } from './ai-sdk/routes-ai-sdk.js';
 import { loadExpress } from './server-deps.js';
 import { dashboardRoutes } from './static.js';
-import type { StepwiseServerOptions } from './stepwise-server.js';
+import type { StepwiseServerOptions } from './server-options.js';
 import type { Webhooks } from './webhooks/webhooks.js';
 
 const BODY_LIMIT = 1024 * 1024;

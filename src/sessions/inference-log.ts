@@ -1,4 +1,5 @@
 import type { Engine, EngineMiddleware, InferenceRequest } from '../core/engine.js';
+import { messageId } from '../core/message-ids.js';
 import type { Block } from '../core/turns.js';
 import { keepNewest } from '../core/bounded-map.js';
 
@@ -102,7 +103,7 @@ function wrap(engine: Engine, see: (request: InferenceRequest) => void): Engine 
  * one stretch after the model's answer, and a run's turn begins with its one `user` block.
  */
 export function messageIdOf(request: Pick<InferenceRequest, 'inference_id' | 'message_id' | 'blocks'>): string {
-  return request.message_id ?? `${request.inference_id}:${1 + toolPhasesOfTurn(request.blocks)}`;
+  return request.message_id ?? messageId(request.inference_id, 1 + toolPhasesOfTurn(request.blocks));
 }
 
 function toolPhasesOfTurn(blocks: readonly Block[]): number {

@@ -8,10 +8,8 @@
  */
 import type { FrameEvent, Store, StoreRetentionConfig } from '../core/store.js';
 import { createMemoryStore as createMemoryAdapter } from './memory.js';
-import { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION } from './open-store.js';
+import { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION } from './memory-retention.js';
 import { createRequire } from 'node:module';
-import type { Stepwise } from '../sessions/runtime.js';
-import type { ServiceStore } from '../sessions/service.js';
 import type { RedisStore, RedisStoreConfig } from './redis/redis-store.js';
 import type { SqliteStoreConfig } from './sqlite/sqlite-store.js';
 
@@ -54,35 +52,17 @@ export function createSqliteStore<E extends FrameEvent = FrameEvent>(options: Sq
   return sqliteAdapter().createSqliteStore<E>({ ...rest, dataDir: path });
 }
 
-export interface RedisStoreOptions extends RedisStoreConfig {
-  /**
-   * How long an instance of the service lives without renewing its heartbeat, ms (`serve --lease-ms`):
-   * after that its runs are taken over by another instance. Default 5000.
-   */
-  readonly leaseMs?: number;
-  /** Where takeovers and lost runs are told. Default: nowhere. */
-  readonly log?: (line: string) => void;
-}
+export type RedisStoreOptions = RedisStoreConfig;
 
 /**
- * A durable store on Redis, shared by every instance of a service (docs/protocol.md, Several instances).
- * It connects in the background: an unreachable Redis makes the first read (`recover()`) fail with
- * `StoreUnavailableError`. `url` defaults to `redis://127.0.0.1:6379`, `keyPrefix` to `stepwise:`.
- * A runtime made on it (`createStepwise({ store })`) joins the service: its runs are owned, fenced and
- * taken over as `stepwise serve --store redis`'s are.
+ * A durable store on Redis, which every instance of a service can share (docs/protocol.md, Several
+ * instances). It connects in the background: an unreachable Redis makes the first read (`recover()`)
+ * fail with `StoreUnavailableError`. `url` defaults to `redis://127.0.0.1:6379`, `keyPrefix` to
+ * `stepwise:`. The store alone: the service a runtime on it joins is chosen where the service is
+ * assembled (src/cluster/service-store.ts, the package's `createRedisStore`; the CLI's `serve`).
  */
-const loadCluster = (): typeof import('../cluster/index.js') => load('../cluster/index.js') as typeof import('../cluster/index.js');
-
-export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> & ServiceStore {
-  const { leaseMs, log, ...config } = options;
-  const redis = redisAdapter();
-  const store = redis.createRedisStore<E>(config);
-  const service = {
-    ...(leaseMs === undefined ? {} : { leaseMs }),
-    ...(log === undefined ? {} : { log }),
-  };
-  // The cluster's modules load when a runtime joins the service, not with the package (docs/library.md, A light import).
-  return Object.assign(store, { joinService: (base: Stepwise) => loadCluster().joinCluster(base, { ...service, store }) });
+export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> {
+  return redisAdapter().createRedisStore<E>(options);
 }
 
 /** An option given as `undefined` means "the default", as everywhere else in the package. */

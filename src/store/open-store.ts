@@ -20,11 +20,9 @@ export interface OpenStoreConfig extends StoreRetentionConfig {
 
 export const DEFAULT_DATA_DIR = './.stepwise';
 
-/**
- * A memory store keeps the newest frames of each conversation, like the hub's replay buffer
- * (`createStepwise`'s default store): `serve --store memory` must not grow without bound.
- */
-export const DEFAULT_MEMORY_FRAMES_PER_CONVERSATION = 1000;
+import { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION } from './memory-retention.js';
+
+export { DEFAULT_MEMORY_FRAMES_PER_CONVERSATION };
 
 /**
  * The store `serve --store KIND` asks for: one place that maps the flag to an adapter, so the CLI

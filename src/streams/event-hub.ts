@@ -1,5 +1,6 @@
 import { Observable, Subject } from 'rxjs';
 import type { SequencedEvent, StepwiseEvent } from './events.js';
+import { replayThenLive$ } from './replay-then-live.js';
 
 export interface EventHubConfig {
   /** Frames kept per conversation for replay (`since_seq`, `/hydrate`). Default 1000. */
@@ -122,7 +123,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     },
     events$: all.asObservable(),
     conversation$,
-    replay$: (convId, sinceSeq) => replayAfter$(conversation$(convId), () => buffered(convId, sinceSeq).frames, sinceSeq),
+    replay$: (convId, sinceSeq) => replayThenLive$(conversation$(convId), () => buffered(convId, sinceSeq).frames, sinceSeq),
     buffered,
     lastSeq,
     isWatched: (convId) => live.isWatched(convId),
@@ -175,29 +176,4 @@ function bufferedOf(log: ConversationLog, bufferSize: number, sinceSeq: number, 
   const after = start < 0 ? [] : log.frames.slice(start);
   const kept = after.length > bufferSize ? after.slice(after.length - bufferSize) : after;
   return { frames: kept.slice(0, limit), lastSeq: log.seq };
-}
-
-/** The buffered frames after `sinceSeq`, then `live$` from where they end. */
-function replayAfter$(live$: Observable<SequencedEvent>, buffered: () => readonly SequencedEvent[], sinceSeq: number): Observable<SequencedEvent> {
-  return new Observable<SequencedEvent>((subscriber) => {
-    // Subscribe live first, holding frames back while the buffer is replayed, then skip what the
-    // buffer already covered: nothing published in between is lost or doubled.
-    let lastSent = sinceSeq;
-    let held: SequencedEvent[] | undefined = [];
-    const send = (frame: SequencedEvent): void => {
-      if (frame.seq <= lastSent) return;
-      lastSent = frame.seq;
-      subscriber.next(frame);
-    };
-    const subscription = live$.subscribe({
-      next: (frame) => (held ? held.push(frame) : send(frame)),
-      error: (error) => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    });
-    for (const frame of buffered()) send(frame);
-    const pending = held;
-    held = undefined;
-    for (const frame of pending) send(frame);
-    return subscription;
-  });
 }

@@ -1,14 +1,17 @@
+import type { Observable } from 'rxjs';
 import { toJsonText } from '../core/json.js';
 import type { WireFrame } from '../core/store.js';
 import type { SequencedEvent } from './events.js';
-import { toSemFrame, type FrameContext, type Message, type SemFrame } from './sem-frames.js';
-import { keepNewest } from '../core/bounded-map.js';
+import { createMessageMemory, type FrameReads } from './frame-messages.js';
+import { toSemFrame, type FrameContext, type SemFrame } from './sem-frames.js';
 
 /**
  * The one codec of a frame (docs/protocol.md, WebSocket): a hub item becomes its wire JSON once, and
  * those bytes are what the store keeps, what every client is sent, what a replay and `/hydrate` give
  * back and what another instance tails. Nothing downstream encodes a frame again; a reader parses a
- * frame's text only for a field it truly needs (the cluster's pause index, for a pause's id).
+ * frame's text only for a field it truly needs (the cluster's pause index, for a pause's id). One
+ * encoder serves every store: a durable store is given each frame's text as it is committed (the frame
+ * log's codec, below); the memory store keeps the items, whose text is made when a client first needs it.
  */
 
 /** A frame as clients get it: a hub item (its text made on demand), or its text alone (read or tailed from the store). */
@@ -49,8 +52,39 @@ export function textOfFrame(frame: LogFrame, context: FrameContext): string {
   return text;
 }
 
-/** Runs whose model messages a live codec remembers: the newest, a few objects each. */
-const RUN_MEMORY = 10_000;
+/** Encodes the frames of a runtime, live, replayed, in `/hydrate` and after a restart, each the same way. */
+export interface FrameEncoder {
+  /** A frame as JSON-safe data and its text: the same whenever it is asked for (live, replayed, in `/hydrate`, after a restart). */
+  encode(item: LogFrame): EncodedFrame;
+  /** A frame's wire text: the one it was stored or sent with when it has one, else made here once and kept on the item. */
+  textOf(item: LogFrame): string;
+  /**
+   * Before `encode` is given frames of a conversation from before this process (read from the store
+   * after a restart): learns their model messages from the stored log, once per conversation.
+   */
+  prepare(convId: string, items: readonly LogFrame[]): Promise<void>;
+  dispose(): void;
+}
+
+/**
+ * The encoder of the frames a frame log commits (`frames$`, in hub order: it subscribes before any
+ * client), for the server: it learns which model message each `llm.*` frame belongs to as they come
+ * (./frame-messages.ts). A durable store's frames all carry the text they were committed with (the
+ * frame log's codec), so on one nothing is learned live: remembering the newest conversations'
+ * messages would only cost the server memory.
+ */
+export function createFrameEncoder(frames$: Observable<SequencedEvent>, store: FrameReads): FrameEncoder {
+  const messages = createMessageMemory({ store, keepPast: true });
+  const { context } = messages;
+  // A throw here would be rethrown asynchronously by RxJS and end the process: learning cannot fail.
+  const subscription = store.durable ? undefined : frames$.subscribe((item) => messages.learn(item));
+  return {
+    encode: (item) => (item.event ? encodeFrame(item, context) : { frame: JSON.parse(item.text) as SemFrame, text: item.text }),
+    textOf: (item) => textOfFrame(item, context),
+    prepare: (convId, items) => messages.prepare(convId, items),
+    dispose: () => subscription?.unsubscribe(),
+  };
+}
 
 /** Encodes live frames, in hub order, each once. */
 export interface FrameCodec {
@@ -59,20 +93,15 @@ export interface FrameCodec {
 }
 
 /**
- * The frame log's codec: it sees every frame in hub order, so each run's current model message is the
- * last `inference-started` it saw (the runtime's inference events carry their message id; the count
- * here names only an event published without one).
+ * The frame log's codec for a durable store: it sees every frame in hub order and encodes each as it
+ * comes, so a run's newest model message is all it keeps of the run.
  */
 export function createFrameCodec(): FrameCodec {
-  const runs = new Map<string, { count: number; message: Message }>();
-  const context: FrameContext = { messageOf: (_convId, inferenceId) => runs.get(inferenceId)?.message };
+  const messages = createMessageMemory({ keepPast: false });
+  const { context } = messages;
   return {
     textOf: (item) => {
-      const { event } = item;
-      if (event.type === 'inference-started') {
-        const count = (runs.get(event.inference_id)?.count ?? 0) + 1;
-        keepNewest(runs, event.inference_id, { count, message: { seq: item.seq, id: `${event.inference_id}:${count}`, model: event.model } }, RUN_MEMORY);
-      }
+      messages.learn(item);
       return textOfFrame(item, context);
     },
   };

@@ -1,7 +1,8 @@
-import { Observable, skipWhile, takeWhile, type OperatorFunction } from 'rxjs';
+import { filter, map, skipWhile, takeWhile, type Observable, type OperatorFunction } from 'rxjs';
 import type { StepwiseEvent } from '../../streams/events.js';
 import type { FrameLog } from '../../streams/frame-log.js';
 import type { LogFrame } from '../../streams/frame-codec.js';
+import { replayThenLive$ } from '../../streams/replay-then-live.js';
 import { eventOfWireText } from '../../streams/sem-decode.js';
 
 /**
@@ -10,37 +11,17 @@ import { eventOfWireText } from '../../streams/sem-decode.js';
  * them (docs/protocol.md, WebSocket). Live frames wait while the frames of before are read. Only
  * committed frames, so a view never tells a client of a frame a crash could still lose
  * (docs/protocol.md, Durability). On an instance of a service the live frames of a run another
- * instance owns come from the store's tail (docs/protocol.md, Several instances).
+ * instance runs come from the store's tail (docs/protocol.md, Several instances).
  *
  * Never completes by itself; errors when the frames of before cannot be read.
  */
 export function committedEvents$(frames: FrameLog<LogFrame>, convId: string, sinceSeq: number): Observable<StepwiseEvent> {
-  return new Observable<StepwiseEvent>((subscriber) => {
-    let sent = sinceSeq;
-    let held: LogFrame[] | undefined = [];
-    const emit = (frame: LogFrame): void => {
-      if (frame.seq <= sent) return;
-      sent = frame.seq;
-      // Another instance's frame comes as its wire text alone: read back into its event.
-      const event = frame.event ?? eventOfWireText(convId, frame.text);
-      if (event) subscriber.next(event);
-    };
-    const live = frames.conversation$(convId).subscribe({
-      next: (frame) => (held ? held.push(frame) : emit(frame)),
-      error: (error: unknown) => subscriber.error(error),
-    });
-    frames.read(convId, sinceSeq).then(
-      ({ frames: before }) => {
-        if (subscriber.closed) return;
-        for (const frame of before) emit(frame);
-        const waiting = held ?? [];
-        held = undefined;
-        for (const frame of waiting) emit(frame);
-      },
-      (error: unknown) => subscriber.error(error),
-    );
-    return live;
-  });
+  const read = (): Promise<readonly LogFrame[]> => frames.read(convId, sinceSeq).then((page) => page.frames);
+  return replayThenLive$(frames.conversation$(convId), read, sinceSeq).pipe(
+    // Another instance's frame comes as its wire text alone: read back into its event.
+    map((frame) => frame.event ?? eventOfWireText(convId, frame.text)),
+    filter((event): event is StepwiseEvent => event !== undefined),
+  );
 }
 
 /** A run's segment ends at its next pause (it waits there) or at its end. */

@@ -69,17 +69,18 @@ export function createConnection(config: ConnectionConfig): Connection {
     ...(config.commandTimeoutMs > 0 ? { commandTimeout: config.commandTimeoutMs } : {}),
     lazyConnect: false,
   };
-  const client = new RedisClient(config.url, options);
   let down = false;
   let lastReason = 'not connected yet';
   const listeners = new Set<(error: StoreUnavailableError) => void>();
   const unavailable = (reason = lastReason): StoreUnavailableError => new StoreUnavailableError('redis', where, reason);
-
-  // Without an 'error' listener ioredis prints every failed reconnection attempt; the store reports
-  // unavailability through its operations instead.
-  client.on('error', (error: Error) => {
+  // One error policy for every connection to this Redis, the store's and those it gives out: an error
+  // is reported as the reason of the next StoreUnavailableError, never printed by ioredis (which it does
+  // for every failed reconnection attempt of a client without an 'error' listener) and never dropped.
+  const report = (error: Error): void => {
     lastReason = error.message || error.name;
-  });
+  };
+  const watched = (redis: Redis): Redis => redis.on('error', report);
+  const client = watched(new RedisClient(config.url, options));
   client.on('ready', () => {
     down = false;
   });
@@ -102,10 +103,7 @@ export function createConnection(config: ConnectionConfig): Connection {
     toStoreError: (error) =>
       !(error instanceof StoreError) && isUnavailability(error) ? unavailable((error as Error).name === 'MaxRetriesPerRequestError' ? lastReason : (error as Error).message) : error,
     unavailable,
-    duplicate: () => {
-      const copy = client.duplicate({ commandTimeout: undefined });
-      copy.on('error', () => undefined);
-      return copy;
-    },
+    // Without the command timeout: a blocking read or a subscriber waits as long as it means to.
+    duplicate: () => watched(client.duplicate({ commandTimeout: undefined })),
   };
 }

@@ -48,8 +48,8 @@ export interface ConversationKeys {
   /** SET of its fields in `checkpoints`. */
   readonly checkpoints: string;
   /**
-   * STRING the owner's token `<instance id>/<epoch>`, no expiry: held while that instance's heartbeat
-   * (`instance:{id}:alive`) lives, taken over once it lapsed (see src/cluster/ownership.ts).
+   * STRING the token of the instance that runs it, `<instance id>/<epoch>`, no expiry: held while that instance's heartbeat
+   * (`instance:{id}:alive`) lives, taken over once it lapsed (see src/cluster/run-leases.ts).
    */
   readonly lease: string;
   /** STRING counter, INCR'd at each acquisition: a token is never issued twice. */

@@ -1,15 +1,15 @@
 import type { Redis } from 'ioredis';
 import { createHeartbeat } from './heartbeat.js';
 import { createLeaseSync, releaseLease, type HeldLeases } from './held-leases.js';
-import { createOwnerLookup } from './owner-lookup.js';
+import { createHolderLookup, type Delivery } from './lease-holders.js';
 import { reaching } from './reaching.js';
 
-export interface OwnershipConfig {
+export interface RunLeasesConfig {
   /** This instance's id: its heartbeat key and the first part of every token it holds. */
   readonly instanceId: string;
   /** How long an instance stays alive without renewing its heartbeat, ms (`--lease-ms`, default 5000). */
   readonly leaseMs: number;
-  /** A conversation's lease key (holds the owner's token) and epoch counter. */
+  /** A conversation's lease key (holds the token of the instance that runs it) and epoch counter. */
   readonly keysOf: (convId: string) => { readonly lease: string; readonly epoch: string };
   /** An instance's heartbeat key, as `${before}${instanceId}${after}`: the acquire script builds it from the token. */
   readonly heartbeatKey: { readonly before: string; readonly after: string };
@@ -23,22 +23,11 @@ export interface OwnershipConfig {
   readonly onLost?: (convId: string) => void;
 }
 
-/** Who runs a conversation: the instance in its lease's token, and whether that instance's heartbeat lives. */
-export interface Owner {
-  readonly instanceId: string;
-  readonly alive: boolean;
-}
-
-/** Where a message for a run's owner went: the owner, and how many of its listeners heard it (0 unless sent). */
-export interface Delivery extends Owner {
-  readonly heard: number;
-}
-
 /**
- * Runs owned across a service (docs/protocol.md, Several instances): one owner per conversation,
- * proven at every write by a fencing token.
+ * Who runs what across a service (docs/protocol.md, Several instances): one instance runs a
+ * conversation, holding its lease, and proves it at every write by a fencing token.
  */
-export interface Ownership {
+export interface RunLeases {
   readonly instanceId: string;
   /** The token this instance holds the conversation's run under (what its writes are fenced with). */
   tokenOf(convId: string): string | undefined;
@@ -48,14 +37,14 @@ export interface Ownership {
    */
   acquire(convId: string): Promise<boolean>;
   /**
-   * Publishes `message` on the channel of the conversation's owner when that owner lives and is
-   * another instance, and says who the owner is and how many listeners heard it; undefined when
+   * Publishes `message` on the channel of the instance that runs the conversation when that instance
+   * lives and is another one, and says which it is and how many listeners heard it; undefined when
    * nobody holds the conversation. `channel` is an instance's channel as `${before}${instanceId}${after}`.
    */
-  sendToOwner(convId: string, channel: { readonly before: string; readonly after: string }, message: string): Promise<Delivery | undefined>;
+  sendToHolder(convId: string, channel: { readonly before: string; readonly after: string }, message: string): Promise<Delivery | undefined>;
   /** Of these conversations, those nobody alive holds (failover looks for them). */
   orphans(convIds: readonly string[]): Promise<string[]>;
-  /** This instance forgets a run it no longer owns (its write was refused): no release, no renewal. */
+  /** This instance forgets a run it no longer holds the lease of (its write was refused): no release, no renewal. */
   drop(convId: string): void;
   /** Lets a lease go now (a takeover that could not bring the run back), so that it is taken again. */
   release(convId: string): Promise<void>;
@@ -66,7 +55,7 @@ export interface Ownership {
 
 /**
  * Taken atomically: a token of this instance is kept; a free lease, or one whose holder's heartbeat
- * key is gone, becomes `<instance>/<epoch>` with a new epoch, so a deposed owner's token is never
+ * key is gone, becomes `<instance>/<epoch>` with a new epoch, so a deposed instance's token is never
  * valid again, even should it take the conversation back later. KEYS: lease, epoch. ARGV: instance
  * id, heartbeat key before and after the id.
  */
@@ -82,18 +71,18 @@ redis.call('SET', KEYS[1], token)
 return token`;
 
 /**
- * Ownership by one heartbeat per instance (SET PX `leaseMs`, renewed every `leaseMs / 4` on a
- * connection of its own) and a lease per run that holds the owner's token and never expires by
- * itself: renewal costs the same with one run or ten thousand, and a busy event loop that still
- * renews within the lease keeps every run. A run is taken over only once its owner's heartbeat key
- * is gone, that is after the owner missed its renewals for the whole lease.
+ * Leases by one heartbeat per instance (SET PX `leaseMs`, renewed every `leaseMs / 4` on a
+ * connection of its own) and a lease per run that holds the token of the instance running it and
+ * never expires by itself: renewal costs the same with one run or ten thousand, and a busy event loop
+ * that still renews within the lease keeps every run. A run is taken over only once the heartbeat key
+ * of the instance running it is gone, that is after that instance missed its renewals for the whole lease.
  */
-export function createOwnership(redis: Redis, heartbeat: Redis, config: OwnershipConfig): Ownership {
+export function createRunLeases(redis: Redis, heartbeat: Redis, config: RunLeasesConfig): RunLeases {
   const held: HeldLeases = new Map();
   const { before, after } = config.heartbeatKey;
   const beat = createHeartbeat(redis, heartbeat, held, { ...config, key: `${before}${config.instanceId}${after}` });
   const leases = createLeaseSync(redis, held, config);
-  const lookup = createOwnerLookup(redis, config);
+  const lookup = createHolderLookup(redis, config);
   let disposed = false;
 
   const timer = setInterval(() => {
@@ -115,9 +104,9 @@ export function createOwnership(redis: Redis, heartbeat: Redis, config: Ownershi
       held.set(convId, { token, at: Date.now(), ran: false });
       return true;
     },
-    sendToOwner: lookup.sendToOwner,
+    sendToHolder: lookup.sendToHolder,
     orphans: async (convIds) => {
-      const found = await lookup.owners(convIds);
+      const found = await lookup.holders(convIds);
       return convIds.filter((_, i) => !found[i]?.alive);
     },
     drop: (convId) => void held.delete(convId),

@@ -1,14 +1,24 @@
 import type { Redis } from 'ioredis';
-import type { Delivery, Owner } from './ownership.js';
 import { reaching } from './reaching.js';
 
+/** The instance that runs a conversation: the one in its lease's token, and whether its heartbeat lives. */
+export interface LeaseHolder {
+  readonly instanceId: string;
+  readonly alive: boolean;
+}
+
+/** Where a message for the instance running a conversation went: that instance, and how many of its listeners heard it (0 unless sent). */
+export interface Delivery extends LeaseHolder {
+  readonly heard: number;
+}
+
 /**
- * A command's way to a run's owner, in one round trip: finds the holder of the lease and whether its
+ * A command's way to the instance that runs a conversation, in one round trip: finds the holder of the lease and whether its
  * heartbeat lives, and when it lives and is another instance, publishes the message on its channel.
  * KEYS: lease. ARGV: heartbeat key before and after the id, this instance's id, the channel before
  * and after the id, the message. Returns nil when nobody holds the lease, else {token, alive, heard}.
  */
-const SEND_TO_OWNER = `
+const SEND_TO_HOLDER = `
 local token = redis.call('GET', KEYS[1])
 if not token then return nil end
 local holder = string.match(token, '^(.+)/%d+$')
@@ -24,27 +34,27 @@ export interface KeyAround {
   readonly after: string;
 }
 
-export interface OwnerLookupConfig {
+export interface HolderLookupConfig {
   readonly instanceId: string;
   readonly keysOf: (convId: string) => { readonly lease: string };
   readonly heartbeatKey: KeyAround;
 }
 
-/** Who holds runs, and a message for a run's owner. */
-export interface OwnerLookup {
-  owners(convIds: readonly string[]): Promise<(Owner | undefined)[]>;
-  sendToOwner(convId: string, channel: KeyAround, message: string): Promise<Delivery | undefined>;
+/** Who holds runs' leases, and a message for the instance that runs a conversation. */
+export interface HolderLookup {
+  holders(convIds: readonly string[]): Promise<(LeaseHolder | undefined)[]>;
+  sendToHolder(convId: string, channel: KeyAround, message: string): Promise<Delivery | undefined>;
 }
 
 const instanceOf = (token: string): string => token.slice(0, token.lastIndexOf('/'));
 
-export function createOwnerLookup(redis: Redis, config: OwnerLookupConfig): OwnerLookup {
+export function createHolderLookup(redis: Redis, config: HolderLookupConfig): HolderLookup {
   // Sent by its SHA (EVALSHA), the script text only when Redis does not know it yet.
-  redis.defineCommand('stepwiseSendToOwner', { numberOfKeys: 1, lua: SEND_TO_OWNER });
-  const sendToOwnerScript = (redis as unknown as Record<'stepwiseSendToOwner', (...keysAndArgs: string[]) => Promise<unknown>>).stepwiseSendToOwner.bind(redis);
+  redis.defineCommand('stepwiseSendToHolder', { numberOfKeys: 1, lua: SEND_TO_HOLDER });
+  const sendToHolderScript = (redis as unknown as Record<'stepwiseSendToHolder', (...keysAndArgs: string[]) => Promise<unknown>>).stepwiseSendToHolder.bind(redis);
   const { before, after } = config.heartbeatKey;
   return {
-    owners: async (convIds) => {
+    holders: async (convIds) => {
       if (convIds.length === 0) return [];
       const held = await reaching(redis.mget(convIds.map((convId) => config.keysOf(convId).lease)));
       const instances = [...new Set(held.filter((token): token is string => token !== null).map(instanceOf))];
@@ -52,10 +62,10 @@ export function createOwnerLookup(redis: Redis, config: OwnerLookupConfig): Owne
       const isAlive = new Map(instances.map((instanceId, i) => [instanceId, alive[i] === 1]));
       return held.map((token) => (token === null ? undefined : { instanceId: instanceOf(token), alive: isAlive.get(instanceOf(token)) ?? false }));
     },
-    // One round trip for every command a route forwards: the owner is found and told at once.
-    sendToOwner: async (convId, channel, message) => {
+    // One round trip for every command a route forwards: the instance running it is found and told at once.
+    sendToHolder: async (convId, channel, message) => {
       const args = [before, after, config.instanceId, channel.before, channel.after, message];
-      const found = (await reaching(sendToOwnerScript(config.keysOf(convId).lease, ...args))) as [string, number, number] | null;
+      const found = (await reaching(sendToHolderScript(config.keysOf(convId).lease, ...args))) as [string, number, number] | null;
       return found ? { instanceId: instanceOf(found[0]), alive: found[1] === 1, heard: found[2] } : undefined;
     },
   };
