@@ -114,14 +114,12 @@ function announceListening(server: StepwiseServer, options: ServeOptions, tokens
   if (debug) console.log('debug mode: /debug/* routes and step mode are on');
   if (tokens.size > 0) console.log(`auth: ${tokens.size} token(s) configured`);
   if (options.webhooks) console.log(`webhooks: pause events are sent as --webhooks ${options.webhooks} lists`);
-  // Their links decide as POST /debug/continue does (docs/protocol.md, Webhooks and signed links): said at
-  // once, rather than found out when an approver's click answers 404.
   console.log(`stepwise listening on http://${host}:${port}`);
 }
 
 /**
  * A bug in a subscriber (RxJS rethrows it on a timer) or a forgotten promise must not take every
- * conversation down: log it loudly and keep serving. Only the CLI, the process's owner, does this.
+ * conversation down: log it loudly and keep serving. Only the CLI, whose process this is, does this.
  */
 function keepServingOnStrayErrors(): void {
   rxjsConfig.onUnhandledError = (error: unknown) => console.error('stepwise: unhandled error in a stream:', error);

@@ -24,7 +24,6 @@ export interface ClusterFrameLog extends FrameLog<LogFrame> {
 }
 
 export function createClusterFrames(local: FrameLog<LogFrame>, hub: EventHub, store: Pick<Store<FrameEvent, WireFrame>, 'frames'>, tail$: FrameTail$): ClusterFrameLog {
-  const tails = new Map<string, Observable<LogFrame>>();
   // Per conversation, the newest seq `events$` has carried: each frame reaches the encoder once,
   // from the local log or from the tail, whichever is first.
   const seen = new Map<string, number>();
@@ -37,41 +36,20 @@ export function createClusterFrames(local: FrameLog<LogFrame>, hub: EventHub, st
   };
   const localFrames: Subscription = local.events$.subscribe((frame) => announce(convOfFrame(frame), frame));
 
-  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): LogPage<LogFrame> | undefined => {
-    const found = local.buffered(convId, sinceSeq, limit);
-    if (!found) return undefined;
-    // The hub's buffer may stop short of a seq it was told of (frames another instance appended).
-    const wanted = Math.min(limit, found.lastSeq - sinceSeq);
-    if (wanted <= 0) return found;
-    return found.frames.length === wanted && found.frames.at(-1)?.seq === sinceSeq + wanted ? found : undefined;
-  };
+  const buffered = (convId: string, sinceSeq: number, limit = Number.POSITIVE_INFINITY): LogPage<LogFrame> | undefined =>
+    wholePage(local.buffered(convId, sinceSeq, limit), sinceSeq, limit);
 
-  const tailOf = (convId: string): Observable<LogFrame> =>
-    // From what is committed when the first client joins: the forwarder replays what came before.
-    defer(() => tail$(convId, local.lastSeq(convId)) as Observable<LogFrame>).pipe(
-      tap((frame) => announce(convId, frame)),
-      finalize(() => tails.delete(convId)),
-      share(),
-    );
+  const tails = createSharedTails(tail$, local, announce);
 
   return {
     events$: local.events$,
     relayed$: events$.asObservable(),
-    conversation$: (convId) => {
-      let channel = tails.get(convId);
-      if (!channel) tails.set(convId, (channel = tailOf(convId)));
-      return channel;
-    },
+    conversation$: tails.tail$,
     lastSeq: (convId) => local.lastSeq(convId),
-    isWatched: (convId) => tails.has(convId) || local.isWatched(convId),
+    isWatched: (convId) => tails.isTailed(convId) || local.isWatched(convId),
     buffered,
-    read: async (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) => {
-      const found = buffered(convId, sinceSeq, limit);
-      if (found) return found;
-      const last = local.lastSeq(convId);
-      const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
-      return { frames: page.frames.filter((frame) => frame.seq <= last) as LogFrame[], lastSeq: last };
-    },
+    read: async (convId, sinceSeq, limit = Number.POSITIVE_INFINITY) =>
+      buffered(convId, sinceSeq, limit) ?? storedPage(store, convId, sinceSeq, limit, local.lastSeq(convId)),
     forget: (convId) => {
       seen.delete(convId);
       local.forget(convId);
@@ -82,4 +60,54 @@ export function createClusterFrames(local: FrameLog<LogFrame>, hub: EventHub, st
       events$.complete();
     },
   };
+}
+
+/**
+ * One tail per conversation on this instance, shared by its clients while any follows it: a tail holds
+ * a connection of its own, so clients of one conversation must not open one each.
+ */
+function createSharedTails(
+  tail$: FrameTail$,
+  local: FrameLog<LogFrame>,
+  announce: (convId: string, frame: LogFrame) => void,
+): { tail$(convId: string): Observable<LogFrame>; isTailed(convId: string): boolean } {
+  const tails = new Map<string, Observable<LogFrame>>();
+  const tailOf = (convId: string): Observable<LogFrame> =>
+    // From what is committed when the first client joins: the forwarder replays what came before.
+    defer(() => tail$(convId, local.lastSeq(convId)) as Observable<LogFrame>).pipe(
+      tap((frame) => announce(convId, frame)),
+      finalize(() => tails.delete(convId)),
+      share(),
+    );
+  return {
+    tail$: (convId) => {
+      let channel = tails.get(convId);
+      if (!channel) tails.set(convId, (channel = tailOf(convId)));
+      return channel;
+    },
+    isTailed: (convId) => tails.has(convId),
+  };
+}
+
+/**
+ * The local page, only when it holds every frame asked for. The hub's buffer may stop short of a seq it
+ * was told of (frames another instance appended): such a page has a gap, and the store has them.
+ */
+function wholePage(found: LogPage<LogFrame> | undefined, sinceSeq: number, limit: number): LogPage<LogFrame> | undefined {
+  if (!found) return undefined;
+  const wanted = Math.min(limit, found.lastSeq - sinceSeq);
+  if (wanted <= 0) return found;
+  return found.frames.length === wanted && found.frames.at(-1)?.seq === sinceSeq + wanted ? found : undefined;
+}
+
+/** The page from the store, cut at `last` (what this instance has announced), so it never runs ahead of the live frames. */
+async function storedPage(
+  store: Pick<Store<FrameEvent, WireFrame>, 'frames'>,
+  convId: string,
+  sinceSeq: number,
+  limit: number,
+  last: number,
+): Promise<LogPage<LogFrame>> {
+  const page = await store.frames(convId, { since_seq: sinceSeq, ...(Number.isFinite(limit) ? { limit } : {}) });
+  return { frames: page.frames.filter((frame) => frame.seq <= last) as LogFrame[], lastSeq: last };
 }

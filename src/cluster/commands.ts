@@ -29,6 +29,9 @@ interface Envelope {
   readonly request: CommandRequest;
 }
 
+/** What sending a command to a lease's holder found: the holder, whether alive and how many heard; undefined when none. */
+type Delivery = Awaited<ReturnType<RunLeases['sendToHolder']>>;
+
 /** Try again in a second: the instance running the conversation is changing (a takeover) or did not answer. */
 const retry = (code: string, message: string): CommandResult => ({ ok: false, error: { code, message, retry_after_s: 1 } });
 
@@ -65,18 +68,7 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
       reply.cancel();
       throw error;
     });
-    if (delivery?.alive && delivery.instanceId !== leases.instanceId) {
-      if (delivery.heard > 0) return reply.answered;
-      reply.cancel();
-      return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) is not listening (it is being replaced); try again`);
-    }
-    reply.cancel();
-    // The run of an instance that died is taken over soon; one that had ended has nothing to take over, and is
-    // answered here from the store (a decision it recorded is 409 pause_resolved).
-    if (delivery && delivery.instanceId !== leases.instanceId && (await config.hasUnfinishedRun(convId))) {
-      return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) stopped; another one takes its run over within the lease; try again`);
-    }
-    return undefined;
+    return answerOf(delivery, reply, leases.instanceId, convId, config.hasUnfinishedRun);
   };
 
   return {
@@ -97,6 +89,32 @@ export function createClusterCommands(config: ClusterCommandsConfig): CommandPor
       subscriber.disconnect();
     },
   };
+}
+
+/**
+ * What a delivery to the lease's holder makes of a command: the holder's reply, a retry while the run
+ * changes hands, or undefined when it is this instance's to serve. One place for the rule of who
+ * answers, apart from how the command travels.
+ */
+async function answerOf(
+  delivery: Delivery,
+  reply: ReturnType<ReplyWaits['wait']>,
+  self: string,
+  convId: string,
+  hasUnfinishedRun: (convId: string) => Promise<boolean>,
+): Promise<CommandResult | undefined> {
+  if (delivery?.alive && delivery.instanceId !== self) {
+    if (delivery.heard > 0) return reply.answered;
+    reply.cancel();
+    return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) is not listening (it is being replaced); try again`);
+  }
+  reply.cancel();
+  // The run of an instance that died is taken over soon; one that had ended has nothing to take over, and is
+  // answered here from the store (a decision it recorded is 409 pause_resolved).
+  if (delivery && delivery.instanceId !== self && (await hasUnfinishedRun(convId))) {
+    return retry('owner_unavailable', `the instance running this conversation (${delivery.instanceId}) stopped; another one takes its run over within the lease; try again`);
+  }
+  return undefined;
 }
 
 /**

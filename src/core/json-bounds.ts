@@ -63,45 +63,47 @@ export interface ValueBounds {
  * its bounds; undefined when it is within them. A cycle is infinitely deep: refused, not walked forever.
  */
 export function boundsProblem(value: unknown, bounds: ValueBounds = {}): BoundsProblem | undefined {
-  return measure(value, bounds).problem;
+  const found = charsWithin(value, bounds.maxChars, bounds.maxDepth, bounds.cutRepeats ? new WeakSet<object>() : undefined);
+  return typeof found === 'number' ? undefined : found;
 }
 
-/** What `boundsProblem` finds, and the characters of strings and keys it counted (all of them, when within bounds). */
-export function measure(value: unknown, bounds: ValueBounds = {}): { readonly problem?: BoundsProblem; readonly chars: number } {
+/**
+ * The characters of strings and keys in a value within its bounds (all of them), or what is wrong
+ * with it. It runs for every call a model makes, so it makes no closure, no options and no result
+ * object, and the arrays of its stack only for a value that nests. `seen`, when given, is where each
+ * object walked is remembered, so that a repeat is walked once (`ValueBounds.cutRepeats`).
+ */
+export function charsWithin(value: unknown, maxChars = Number.POSITIVE_INFINITY, maxDepth = MAX_JSON_DEPTH, seen?: WeakSet<object>): number | BoundsProblem {
   if (typeof value !== 'object' || value === null) {
     const chars = typeof value === 'string' ? value.length : 0;
-    return chars > (bounds.maxChars ?? Infinity) ? { problem: 'too_large', chars } : { chars };
+    return chars > maxChars ? 'too_large' : chars;
   }
-  const maxDepth = bounds.maxDepth ?? MAX_JSON_DEPTH;
-  const maxChars = bounds.maxChars ?? Number.POSITIVE_INFINITY;
-  const seen = bounds.cutRepeats ? new WeakSet<object>() : undefined;
   let chars = 0;
-  // Containers still to open, each with how many containers it sits in (itself included); made only
-  // for a value that nests at all, since this runs for every call a model makes.
+  // Containers still to open, each beside how many containers it sits in (itself included).
   let stack: object[] | undefined;
   let depths: number[] | undefined;
-  const open = (item: unknown, depth: number): void => {
-    if (typeof item === 'string') chars += item.length;
-    else if (typeof item === 'object' && item !== null) {
-      (stack ??= []).push(item);
-      (depths ??= []).push(depth);
-    }
-  };
   for (let node: object | undefined = value, depth = 1; node !== undefined; node = stack?.pop(), depth = depths?.pop() ?? 0) {
-    if (depth > maxDepth) return { problem: 'too_deep', chars };
+    if (depth > maxDepth) return 'too_deep';
     if (seen) {
       if (seen.has(node)) continue;
       seen.add(node);
     }
-    if (Array.isArray(node)) for (const item of node as unknown[]) open(item, depth + 1);
-    else {
-      for (const key in node) {
-        if (!Object.hasOwn(node, key)) continue;
+    const keys = Array.isArray(node) ? undefined : Object.keys(node);
+    const count = keys ? keys.length : (node as unknown[]).length;
+    for (let index = 0; index < count; index += 1) {
+      let item: unknown;
+      if (keys) {
+        const key = keys[index] as string;
         chars += key.length;
-        open((node as Record<string, unknown>)[key], depth + 1);
+        item = (node as Record<string, unknown>)[key];
+      } else item = (node as unknown[])[index];
+      if (typeof item === 'string') chars += item.length;
+      else if (typeof item === 'object' && item !== null) {
+        (stack ??= []).push(item);
+        (depths ??= []).push(depth + 1);
       }
     }
-    if (chars > maxChars) return { problem: 'too_large', chars };
+    if (chars > maxChars) return 'too_large';
   }
-  return { chars };
+  return chars;
 }

@@ -2,7 +2,7 @@ import { concatMap, defer, filter, from, map, mergeMap, of, reduce, takeWhile, t
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { eventFrom } from '../streams/events.js';
 import { deniedBy, type PauseDecision } from '../streams/step-commands.js';
-import type { ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
+import type { ToolExecutor, ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
 import { endWith, hasEnded, executorOf, withBlocks, withResults, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
 
@@ -66,15 +66,7 @@ function runCalls(
   const calls = decision.action === 'edit' ? requested.map((call) => (call.id in decision.edits ? { ...call, args: decision.edits[call.id] } : call)) : requested;
   const executor = executorOf(ports, run);
 
-  /** The call's progress: `started` (unless denied), then `finished` with its outcome. */
-  const runOne = (call: ToolCall): Observable<ToolProgress> => {
-    // A question's answer is its result (docs/protocol.md, Questions for a human): given by a human, nothing runs.
-    if (decision.action === 'answer' && Object.hasOwn(decision.answers, call.id)) return answered(call, decision.answers[call.id]);
-    const denial = deniedBy(decision, call.id);
-    // The digest the decision approved, if one was taken: the executor refuses other arguments.
-    if (denial === undefined) return executor.execute(call, run.allowedTools, decision.action === 'abort' ? undefined : decision.args_digests?.[call.id]);
-    return of({ type: 'finished', outcome: { tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false } });
-  };
+  const runOne = (call: ToolCall): Observable<ToolProgress> => progressOf(executor, run, decision, call);
   /**
    * A call's progress folded into what follows from its outcome: each event is published as it comes
    * (`started` before the tool runs), and the fold emits once the call completes. One `reduce` rather
@@ -86,21 +78,9 @@ function runCalls(
       return progress.type === 'finished' ? onOutcome(progress.outcome) : acc;
     }, seed);
 
-  const finish = (outcomes: readonly ToolOutcome[]): LoopState => {
-    const uses: Block[] = outcomes.map((outcome) => ({
-      id: `${outcome.tool_call_id}:use`,
-      kind: 'tool_use',
-      role: 'tool',
-      payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
-    }));
-    const next = withResults(state, state.blocks.concat(uses));
-    const fatal = outcomes.find((outcome) => outcome.abortsRun);
-    return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
-  };
-
   // One call (the common case) needs no fan-out, ordering or early stop.
   const only = calls.length === 1 ? calls[0] : undefined;
-  if (only) return runOne(only).pipe(settled(only, state, (outcome) => finish([outcome])));
+  if (only) return runOne(only).pipe(settled(only, state, (outcome) => withToolUses(state, [outcome])));
 
   return defer(() =>
     from(calls.map((call, index) => ({ call, index }))).pipe(
@@ -110,9 +90,39 @@ function runCalls(
       // An `abort` failure ends the run: stop waiting for (and abort) the other calls.
       takeWhile(({ outcome }) => !outcome.abortsRun, true),
       toArray(),
-      map((finished) => finish([...finished].sort((a, b) => a.index - b.index).map(({ outcome }) => outcome))),
+      map((finished) => withToolUses(state, [...finished].sort((a, b) => a.index - b.index).map(({ outcome }) => outcome))),
     ),
   );
+}
+
+/**
+ * What the decision makes of one call, as progress: `started` (unless denied), then `finished` with its
+ * outcome. Apart from the fan-out because it is the decision's meaning per call, the same for one call
+ * as for many.
+ */
+function progressOf(executor: ToolExecutor, run: RunContext, decision: PauseDecision, call: ToolCall): Observable<ToolProgress> {
+  // A question's answer is its result (docs/protocol.md, Questions for a human): given by a human, nothing runs.
+  if (decision.action === 'answer' && Object.hasOwn(decision.answers, call.id)) return answered(call, decision.answers[call.id]);
+  const denial = deniedBy(decision, call.id);
+  // The digest the decision approved, if one was taken: the executor refuses other arguments.
+  if (denial === undefined) return executor.execute(call, run.allowedTools, decision.action === 'abort' ? undefined : decision.args_digests?.[call.id]);
+  return of({ type: 'finished', outcome: { tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false } });
+}
+
+/**
+ * The state after a tools phase: one `tool_use` block per outcome, in call order, and the run ended
+ * as `failed` if an outcome aborts it. A pure step of the transcript, whatever ran the calls.
+ */
+function withToolUses(state: LoopState, outcomes: readonly ToolOutcome[]): LoopState {
+  const uses: Block[] = outcomes.map((outcome) => ({
+    id: `${outcome.tool_call_id}:use`,
+    kind: 'tool_use',
+    role: 'tool',
+    payload: { id: outcome.tool_call_id, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
+  }));
+  const next = withResults(state, state.blocks.concat(uses));
+  const fatal = outcomes.find((outcome) => outcome.abortsRun);
+  return fatal ? endWith(next, { status: 'failed', error: `tool "${fatal.name}" failed under the abort policy: ${fatal.error}` }) : next;
 }
 
 /** An answered question's progress: it starts with the model's arguments and finishes with the answer. */

@@ -1,6 +1,6 @@
 import { Observable, of, Subscription } from 'rxjs';
 import type { ToolCall } from '../core/turns.js';
-import { bindDecision } from '../streams/bound-decisions.js';
+import { bindDecision } from '../streams/step-commands.js';
 import { eventFrom } from '../streams/events.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { withDecision, type LoopPorts, type LoopState } from './loop-state.js';

@@ -1,5 +1,6 @@
 import { catchError, concatMap, defer, map, of, reduce, type Observable, type OperatorFunction } from 'rxjs';
-import { measure } from '../core/json-bounds.js';
+import { messageId } from '../core/message-ids.js';
+import { charsWithin } from '../core/json-bounds.js';
 import type { Block, ToolCallBlock } from '../core/turns.js';
 import { EngineError, type EngineEvent } from '../core/engine.js';
 import { eventFrom } from '../streams/events.js';
@@ -40,7 +41,7 @@ export function inferOnce(ports: InferencePorts, state: LoopState): Observable<L
   const engine = engineOf(ports, run);
   // The model message this inference is, named by the run's count of inferences: the same on every
   // instance and after a restart (a resumed inference is the same message again).
-  const message = run.inference_id + ':' + (state.iteration + 1);
+  const message = messageId(run.inference_id, state.iteration + 1);
   return defer(() => {
     const startedAt = scheduler.now();
     publish(eventFrom('inference-started', run, startedAt, { message_id: message, model: engine.model, provider: engine.name }));
@@ -96,8 +97,16 @@ function hasCall(answer: Answer, blocks: readonly Block[], id: string): boolean 
  * A provider's call id, when it is one a transcript can carry. Decisions key their edits, answers and
  * digests by call id: an id that names a property every object has would be read from its prototype.
  */
-const isUsableId = (id: unknown): id is string => typeof id === 'string' && id.length > 0 && id.length <= MAX_CALL_ID_LENGTH && !(id in Object.prototype);
+const isUsableId = (id: unknown): id is string =>
+  typeof id === 'string' && id.length > 0 && id.length <= MAX_CALL_ID_LENGTH && !(id.length <= LONGEST_PROTOTYPE_NAME && PROTOTYPE_NAMES.has(id));
 const MAX_CALL_ID_LENGTH = 256;
+/**
+ * The names every object has, read once: `id in Object.prototype` interns each new id into the
+ * engine's string table first, a cost every call paid for ids that are all different. A provider's
+ * ids are longer than any of these names, so most are ruled out by their length alone.
+ */
+const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+const LONGEST_PROTOTYPE_NAME = Math.max(...[...PROTOTYPE_NAMES].map((name) => name.length));
 
 /**
  * Why the model's arguments are refused where they enter (docs/protocol.md, Untrusted input), if they
@@ -106,9 +115,12 @@ const MAX_CALL_ID_LENGTH = 256;
  * of text: what fits is kept, in the order the calls came.
  */
 function refusalOf(answer: Answer, args: unknown): string | undefined {
-  const { problem, chars } = measure(args, { maxChars: MAX_ARGS_CHARS - answer.argsChars });
-  if (problem === undefined) answer.argsChars += chars;
-  return problem === 'too_deep' ? ARGS_TOO_DEEP : problem === 'too_large' ? ARGS_TOO_LARGE : undefined;
+  const found = charsWithin(args, MAX_ARGS_CHARS - answer.argsChars);
+  if (typeof found === 'number') {
+    answer.argsChars += found;
+    return undefined;
+  }
+  return found === 'too_deep' ? ARGS_TOO_DEEP : ARGS_TOO_LARGE;
 }
 /** As much text as a request body may hold: what a client may not send in one request, a model may not in one answer. */
 const MAX_ARGS_CHARS = 1024 * 1024;

@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Router } from 'express';
 import { loadWs } from './server-deps.js';
 import type { Stepwise } from '../sessions/runtime.js';
@@ -10,9 +11,9 @@ import { createFrameEncoder } from './frame-encoder.js';
 import { createProfileTable } from './profiles.js';
 import { buildRouter } from './stepwise-router.js';
 import { createWsForwarder } from './ws-forwarder.js';
-import { createPausesSocket } from './ws-inbox-pauses.js';
+import { createPausesSocket, type PausesSocket } from './ws-inbox-pauses.js';
 import { createUpgradeHandler, refuse } from './ws-upgrade.js';
-import { createHostGuard } from './browser-guards.js';
+import { createHostGuard, type HostGuard } from './browser-guards.js';
 import { createWebhooks } from './webhooks/webhooks.js';
 
 export type { StepwiseServerOptions } from './server-options.js';
@@ -79,18 +80,7 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
       const path = attach.path ?? '/ws';
       attached ??= { server, path };
       const upgrade = createUpgradeHandler({ context, wss, forwarder, tokens, allowedOrigins, path, others: attach.others ?? 'leave' });
-      // The inbox socket lives beside the conversation socket (docs/protocol.md, The inbox).
-      const pausesPath = `${path.replace(/\/$/, '')}/pauses`;
-      server.on('upgrade', (req, socket, head) => {
-        const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-        // Before any other check, on both sockets, as on the routes (docs/protocol.md, Browsers).
-        const refusal = pathname === path || pathname === pausesPath || attach.others === 'refuse' ? hosts.refusalOf(req) : undefined;
-        if (refusal) {
-          socket.on('error', () => socket.destroy());
-          refuse(socket, refusal);
-        } else if (pathname === pausesPath) pausesSocket.upgrade(req, socket, head);
-        else upgrade(req, socket, head);
-      });
+      server.on('upgrade', routeUpgrades(path, attach, hosts, pausesSocket, upgrade));
     },
     close: () => {
       closing ??= new Promise<void>((resolve) => {
@@ -106,6 +96,23 @@ export function createStepwiseServer(stepwise: Stepwise, options: StepwiseServer
       });
       return closing;
     },
+  };
+}
+
+/**
+ * Where an upgrade goes: the inbox socket lives beside the conversation socket (docs/protocol.md, The
+ * inbox), and the host check comes before any other, on both sockets, as on the routes (Browsers).
+ */
+function routeUpgrades(path: string, attach: AttachOptions, hosts: HostGuard, pausesSocket: PausesSocket, upgrade: ReturnType<typeof createUpgradeHandler>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const pausesPath = `${path.replace(/\/$/, '')}/pauses`;
+  return (req, socket, head) => {
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const refusal = pathname === path || pathname === pausesPath || attach.others === 'refuse' ? hosts.refusalOf(req) : undefined;
+    if (refusal) {
+      socket.on('error', () => socket.destroy());
+      refuse(socket, refusal);
+    } else if (pathname === pausesPath) pausesSocket.upgrade(req, socket, head);
+    else upgrade(req, socket, head);
   };
 }
 

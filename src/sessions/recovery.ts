@@ -1,13 +1,17 @@
-import type { Observable } from 'rxjs';
 import type { RunCheckpoint, Store, StoredConversation, StoredPause, StoredPausePhase, StoreSnapshot, UnreadableRow } from '../core/store.js';
-import type { Block, Turn } from '../core/turns.js';
-import { registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from '../operators/loop-state.js';
-import { applyResolution, pauseAt } from '../operators/pause-point.js';
-import type { PauseDecision } from '../streams/step-commands.js';
+import type { Turn } from '../core/turns.js';
 import type { EventHub } from '../streams/event-hub.js';
-import { eventFrom, type StepwiseEvent } from '../streams/events.js';
+import { reenterRun, type PausesByPhase, type ReentryPorts } from './reentry.js';
 import type { HeldSession, SessionChoices } from './session.js';
 import { dropUnrestored, failRestore, type RunTarget, type UnrestoredPorts, type UnrestoredRun, type UnrestoredWrites } from './unrestored.js';
+
+export { INTERRUPTED, resumeAfter } from './reentry.js';
+
+/**
+ * A snapshot of the store brought back (docs/protocol.md, Durability): every conversation's session
+ * reopened, and each unfinished run re-entered at its checkpoint (./reentry.ts), or, when it cannot
+ * be, ended `failed` on its own (./unrestored.ts).
+ */
 
 /** What `Stepwise.recover` brought back. */
 export interface RecoveryReport {
@@ -34,20 +38,9 @@ export interface RecoverOptions {
   readonly claim?: (convIds: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
-/** The error a running, non-idempotent tool call gets after a restart (docs/protocol.md, Durability). */
-export const INTERRUPTED = 'interrupted: the server stopped while this tool ran';
-
-/** What recovery needs from the runtime: open a session as it was, and pause a run again as it was. */
-export interface RecoveryPorts {
-  readonly loop: Pick<LoopPorts, 'registry' | 'publish' | 'scheduler' | 'controller'>;
+/** What recovery needs from the runtime: open a session as it was, and pause a run again as it was (./reentry.ts). */
+export interface RecoveryPorts extends ReentryPorts {
   readonly reopen: (conversation: StoredConversation, choices: SessionChoices | undefined) => HeldSession;
-  /** The next pause of this run at this phase takes the stored pause's id and deadline. */
-  readonly expectPause: (pause: StoredPause) => void;
-  /**
-   * With hibernation on: the run comes back hibernated at its stored pause, which is pending again,
-   * instead of held at its pause with its state built (docs/protocol.md, Durability).
-   */
-  readonly restoreHibernated?: (session: HeldSession, checkpoint: RunCheckpoint, pause: StoredPause) => boolean;
   /** What is stored of a run that cannot be restored (./unrestored.ts). */
   readonly unrestored: UnrestoredWrites;
 }
@@ -55,8 +48,7 @@ export interface RecoveryPorts {
 /** A snapshot's runs and pauses, looked up by conversation and by run. */
 interface Lookups {
   readonly running: ReadonlyMap<string, RunCheckpoint>;
-  // By phase and run: a lookup per checkpoint, not a scan of every pause (100 000 paused runs at a restart).
-  readonly pauseAt: Readonly<Record<StoredPausePhase, ReadonlyMap<string, StoredPause>>>;
+  readonly pauseAt: PausesByPhase;
   /** The rows that could not be read back, by conversation. */
   readonly unreadable: ReadonlyMap<string, readonly UnreadableRow[]>;
 }
@@ -78,9 +70,10 @@ export function recoverFrom(
   const counts = { runs: 0, pauses: 0 };
   const failed: UnrestoredRun[] = [];
   const restored = new Set<string>();
+  const context: RestoreContext = { ports, options, lookups, mayResume };
   for (const conversation of snapshot.conversations) {
     restored.add(conversation.conv_id);
-    const outcome = restoreConversation(conversation, { ports, options, lookups, mayResume });
+    const outcome = restoreConversation(conversation, context);
     if (outcome === 'paused') counts.pauses += 1;
     if (outcome === 'paused' || outcome === 'resumed') counts.runs += 1;
     else if (typeof outcome === 'object') failed.push(outcome);
@@ -146,7 +139,7 @@ function restoreConversation(conversation: StoredConversation, context: RestoreC
     if (problems) throw new Error((problems.find((row) => row.inference_id !== undefined) ?? (problems[0] as UnreadableRow)).error);
     // Re-entered before the next conversation is reopened: retention makes room by closing idle
     // sessions, never running ones, so past its maxSessions it would close a run not yet resumed.
-    return reenterRun(ports, session, checkpoint as RunCheckpoint, lookups);
+    return reenterRun(ports, session, checkpoint as RunCheckpoint, lookups.pauseAt);
   } catch (error) {
     // A conversation without a run that could not be reopened: nothing to end, nothing stored changes.
     if (inferenceId === undefined) return 'idle';
@@ -155,38 +148,6 @@ function restoreConversation(conversation: StoredConversation, context: RestoreC
     const target = { ...runTarget(conv_id, inferenceId, lookups), session, turns: conversation.turns, session_id: conversation.session_id };
     return failRestore(unrestoredPorts(ports), target, error);
   }
-}
-
-/** A run re-entered at its checkpoint's phase: paused again at its stored pause, or going on. */
-function reenterRun(ports: RecoveryPorts, session: HeldSession, checkpoint: RunCheckpoint, { pauseAt }: Lookups): 'resumed' | 'paused' {
-  const next = checkpoint.next;
-  const pause = isPausePhase(next) ? pauseAt[next].get(checkpoint.inference_id) : undefined;
-  const prepare = (state: LoopState): LoopState => reenter(ports.loop, checkpoint, state);
-  if (!pause) {
-    session.resume(checkpoint, goingOn(checkpoint, prepare));
-    return 'resumed';
-  }
-  if (!ports.restoreHibernated || !pausesAgain(ports.loop, pause)) {
-    restoreAtPause(ports, session, checkpoint, pause, prepare);
-    return 'paused';
-  }
-  // Read before it is said to have resumed: restored hibernated at after_tools, its results are read now.
-  if (pause.phase === 'after_tools') void checkpoint.blocks;
-  // Said before the pause is published again, as the state of a run held at its pause says it.
-  announceResumed(ports.loop, checkpoint);
-  if (!ports.restoreHibernated(session, checkpoint, pause)) restoreAtPause(ports, session, checkpoint, pause, (state) => state);
-  return 'paused';
-}
-
-/**
- * How a run without a pending pause re-enters: at its checkpoint's phase, or, when the pause it waited
- * at there was decided and the decision committed before the run went on, past that pause as decided
- * (the decision's `debugger.resume` is in the log already; pausing again would lose it).
- */
-function goingOn(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState): (state: LoopState) => LoopState {
-  const { next, resolved } = checkpoint;
-  if (!resolved || !isPausePhase(next)) return prepare;
-  return (state) => resumeAfter(next, prepare(state), resolved.decision);
 }
 
 /**
@@ -199,14 +160,6 @@ function finishedTurns(turns: readonly Turn[], checkpoint: RunCheckpoint | undef
   return turns.filter((turn) => turn.id !== checkpoint.turn_id);
 }
 
-const isPausePhase = (phase: LoopPhase): phase is StoredPausePhase => phase === 'after_inference' || phase === 'after_tools';
-
-/** Held as its pause alone; its loop is built when the pause resolves (or the run is cancelled). */
-function restoreAtPause(ports: RecoveryPorts, session: HeldSession, checkpoint: RunCheckpoint, pause: StoredPause, prepare: (state: LoopState) => LoopState): void {
-  ports.expectPause(pause);
-  session.restoreAtPause(checkpoint, prepare, (state) => waitAt(ports.loop, pause.phase, state));
-}
-
 /** What bringing a snapshot back needs besides recovery's ports: the hub, whose seq goes on from the stored log. */
 export interface RestorePorts extends RecoveryPorts {
   readonly hub: Pick<EventHub, 'lastSeq' | 'seed'>;
@@ -216,81 +169,15 @@ export interface RestorePorts extends RecoveryPorts {
 export async function restoreSnapshot(snapshot: StoreSnapshot, ports: RestorePorts, options: RecoverOptions = {}): Promise<RecoveryReport> {
   // seq goes on from the stored log (docs/protocol.md, Durability), set before recovery publishes anything.
   for (const { conv_id, last_seq } of snapshot.conversations) if (last_seq > ports.hub.lastSeq(conv_id)) ports.hub.seed(conv_id, last_seq);
-  // A run whose checkpoint cannot be read back is claimed too: this instance then ends it failed.
-  const unfinished = [...snapshot.checkpoints, ...(snapshot.unreadable ?? []).filter((row) => row.inference_id !== undefined)].map((row) => row.conv_id);
-  const claimed = options.claim ? await options.claim(unfinished) : undefined;
+  const claimed = options.claim ? await options.claim(unfinishedIn(snapshot)) : undefined;
   return recoverFrom(snapshot, ports, options, claimed ? (convId) => claimed.has(convId) : undefined);
 }
+
+/** The conversations with an unfinished run; one whose checkpoint cannot be read back too, as this instance then ends it failed. */
+const unfinishedIn = (snapshot: StoreSnapshot): string[] =>
+  [...snapshot.checkpoints, ...(snapshot.unreadable ?? []).filter((row) => row.inference_id !== undefined)].map((row) => row.conv_id);
 
 /** One conversation's unfinished run brought back from the store as `restoreSnapshot` would (a takeover). */
 export async function takeOverConversation(store: Store, convId: string, ports: RestorePorts, options?: RecoverOptions): Promise<RecoveryReport> {
   return restoreSnapshot(await store.load(convId), ports, options);
-}
-
-/**
- * The inferences a run had done when it resumed after a restart, read from the `log` event it
- * publishes first (undefined for any other event): its next model message is the one after them.
- */
-export function resumedIteration(event: StepwiseEvent): number | undefined {
-  if (event.type !== 'log' || event.fields?.['resumed'] !== true) return undefined;
-  const iteration = event.fields['iteration'];
-  return typeof iteration === 'number' ? iteration : undefined;
-}
-
-/** What a pause phase leads to, as the tool loop goes on from it. */
-const AFTER: Readonly<Record<StoredPausePhase, LoopPhase>> = Object.freeze({ after_inference: 'tools', after_tools: 'inference' });
-
-/**
- * The pause a restored run waits at, as the tool loop enters it from a checkpoint whose next phase
- * is that pause: emits the state the resolution leads to. The stored pause's id and deadline come
- * from the runtime's controller (`expectPause`).
- */
-function waitAt(ports: RecoveryPorts['loop'], phase: StoredPausePhase, state: LoopState): Observable<LoopState> {
-  return pauseAt(phase, ports, withNext(state, AFTER[phase]));
-}
-
-/**
- * A rebuilt run's state once its pause resolved while hibernated, or before a restart (docs/protocol.md, Durability): the
- * decision applied as the pause would have applied it, and the loop sent on to the phase after the pause, as `waitAt` does.
- */
-export function resumeAfter(phase: StoredPausePhase, state: LoopState, decision: PauseDecision): LoopState {
-  return applyResolution(phase, withNext(state, AFTER[phase]), decision);
-}
-
-/**
- * Whether a stored pause is one its run waits at again (as `pauseAt` decides for a restored pause):
- * with step mode on whatever the filter says now, and without it only where a tool asks for it.
- */
-const pausesAgain = (ports: RecoveryPorts['loop'], pause: StoredPause): boolean =>
-  ports.controller.isEnabled(pause.session_id) || pause.tool_calls.some((call) => call.breakpoint === true);
-
-/** The `log` frame a run re-entered after a restart publishes first (docs/protocol.md, Durability). */
-function announceResumed(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint): void {
-  const { resolved } = checkpoint;
-  const where = resolved ? `past its pause ${resolved.pause_id}, as decided` : `at ${checkpoint.next}`;
-  ports.publish(
-    eventFrom('log', checkpoint, ports.scheduler.now(), {
-      level: 'info',
-      message: `run ${checkpoint.inference_id} resumed after a restart ${where}`,
-      fields: { resumed: true, next: checkpoint.next, iteration: checkpoint.iteration, ...(resolved ? { decided_pause_id: resolved.pause_id } : {}) },
-    }),
-  );
-}
-
-/** Says the run resumed, and answers the tool calls that were running and may not run twice. */
-function reenter(ports: RecoveryPorts['loop'], checkpoint: RunCheckpoint, state: LoopState): LoopState {
-  const { run } = state;
-  const now = ports.scheduler.now();
-  announceResumed(ports, checkpoint);
-  if (checkpoint.next !== 'tools') return state;
-  const registry = registryOf(ports, run);
-  const interrupted: Block[] = [];
-  for (const block of state.blocks) {
-    if (block.kind !== 'tool_call' || !(checkpoint.running_tool_call_ids ?? []).includes(block.payload.id)) continue;
-    if (registry.get(block.payload.name)?.idempotent === true) continue;
-    const { id, name } = block.payload;
-    interrupted.push({ id: `${id}:use`, kind: 'tool_use', role: 'tool', payload: { id, result: null, error: INTERRUPTED } });
-    ports.publish(eventFrom('tool-result', run, now, { tool_call_id: id, name, result: null, error: INTERRUPTED }));
-  }
-  return interrupted.length === 0 ? state : { ...state, blocks: [...state.blocks, ...interrupted] };
 }

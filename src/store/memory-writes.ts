@@ -39,18 +39,10 @@ export interface MemoryTables<E extends FrameEvent> {
  */
 export function createMemoryWrites<E extends FrameEvent>(tables: MemoryTables<E>, retention: Retention, writable: () => void): StoreWrites<E> {
   const { rows, pauses } = tables;
-  const rowsOf = (convId: string): ConversationRows<E> => {
-    let found = rows.get(convId);
-    if (!found) {
-      found = { turns: NONE, frames: [], lastSeq: 0, decisions: [], checkpoints: NONE };
-      rows.set(convId, found);
-    }
-    return found;
-  };
   return {
     putConversation: (conversation) => {
       writable();
-      rowsOf(conversation.conv_id).record = conversation;
+      rowsOf(rows, conversation.conv_id).record = conversation;
     },
     setStep: (convId, step) => {
       writable();
@@ -59,9 +51,9 @@ export function createMemoryWrites<E extends FrameEvent>(tables: MemoryTables<E>
     },
     putTurn: (convId, turn) => {
       writable();
-      putTurn(rowsOf(convId), turn);
+      putTurn(rowsOf(rows, convId), turn);
     },
-    appendFrames: createFrameAppender(rows, rowsOf, retention, writable),
+    appendFrames: createFrameAppender(rows, retention, writable),
     putPause: (pause) => {
       writable();
       pauses.set(pause.pause_id, pause);
@@ -69,37 +61,46 @@ export function createMemoryWrites<E extends FrameEvent>(tables: MemoryTables<E>
     recordDecision: (decision, resolved) => {
       writable();
       pauses.delete(decision.pause_id);
-      const row = rowsOf(decision.conv_id);
+      const row = rowsOf(rows, decision.conv_id);
       row.decisions.push(decision);
-      const at = resolved ? indexOfRun(row.checkpoints, decision.inference_id) : -1;
-      if (at >= 0) row.checkpoints[at] = { ...(row.checkpoints[at] as RunCheckpoint), resolved };
+      if (resolved) markResolved(row, decision.inference_id, resolved);
     },
     putCheckpoint: (checkpoint) => {
       writable();
-      putCheckpoint(rowsOf(checkpoint.conv_id), checkpoint);
+      putCheckpoint(rowsOf(rows, checkpoint.conv_id), checkpoint);
     },
     deleteCheckpoint: (convId, inferenceId) => {
       writable();
       const row = rows.get(convId);
-      const at = row ? indexOfRun(row.checkpoints, inferenceId) : -1;
-      if (row && at >= 0) row.checkpoints = row.checkpoints.length === 1 ? NONE : row.checkpoints.filter((_, i) => i !== at);
+      if (row) dropCheckpoint(row, inferenceId);
     },
     putEngineState: (convId, state) => {
       writable();
-      rowsOf(convId).engineState = state;
+      rowsOf(rows, convId).engineState = state;
     },
     deleteConversation: (convId) => {
       writable();
-      rows.delete(convId);
-      for (const [pauseId, pause] of pauses) if (pause.conv_id === convId) pauses.delete(pauseId);
+      dropConversation(tables, convId);
     },
   };
 }
 
+/**
+ * A conversation's rows, made on its first write: a conversation exists in memory by being written to,
+ * whichever write comes first (frames can come before the record).
+ */
+function rowsOf<E extends FrameEvent>(rows: Map<string, ConversationRows<E>>, convId: string): ConversationRows<E> {
+  let found = rows.get(convId);
+  if (!found) {
+    found = { turns: NONE, frames: [], lastSeq: 0, decisions: [], checkpoints: NONE };
+    rows.set(convId, found);
+  }
+  return found;
+}
+
 /** Appends checked against each conversation's last seq, trimmed to the retention limit. */
 function createFrameAppender<E extends FrameEvent>(
-  rows: ReadonlyMap<string, ConversationRows<E>>,
-  rowsOf: (convId: string) => ConversationRows<E>,
+  rows: Map<string, ConversationRows<E>>,
   retention: Retention,
   writable: () => void,
 ): (frames: readonly StoredFrame<E>[]) => Observable<never> {
@@ -116,15 +117,15 @@ function createFrameAppender<E extends FrameEvent>(
       const row = rows.get(only.event.conv_id);
       const expected = (row?.lastSeq ?? 0) + 1;
       if (only.seq !== expected) return throwError(() => new StoreSequenceError(only.event.conv_id, expected, only.seq));
-      const target = row ?? rowsOf(only.event.conv_id);
+      const target = row ?? rowsOf(rows, only.event.conv_id);
       target.frames.push(only);
       advance(target, only.seq);
       return EMPTY;
     }
     const last = continueSequences(frames, (convId) => rows.get(convId)?.lastSeq ?? 0);
     if (last instanceof Error) return throwError(() => last);
-    for (const frame of frames) rowsOf(frame.event.conv_id).frames.push(frame);
-    for (const [convId, seq] of last) advance(rowsOf(convId), seq);
+    for (const frame of frames) rowsOf(rows, frame.event.conv_id).frames.push(frame);
+    for (const [convId, seq] of last) advance(rowsOf(rows, convId), seq);
     return EMPTY;
   };
 }
@@ -139,6 +140,28 @@ function putCheckpoint<E extends FrameEvent>(row: ConversationRows<E>, checkpoin
   const at = indexOfRun(row.checkpoints, checkpoint.inference_id);
   if (at >= 0) row.checkpoints[at] = checkpoint;
   else row.checkpoints = row.checkpoints.length === 0 ? [checkpoint] : [...row.checkpoints, checkpoint];
+}
+
+/*
+ * A conversation's checkpoints, one per unfinished run: each operation is a change of that short list
+ * (ConversationRows.checkpoints), kept here so its sharing rules (NONE, one-element lists) are in one place.
+ */
+
+/** A decision taken at a run's pause marks that run's checkpoint, if it has one. */
+function markResolved<E extends FrameEvent>(row: ConversationRows<E>, inferenceId: string, resolved: RunCheckpoint['resolved']): void {
+  const at = indexOfRun(row.checkpoints, inferenceId);
+  if (at >= 0) row.checkpoints[at] = { ...(row.checkpoints[at] as RunCheckpoint), resolved };
+}
+
+function dropCheckpoint<E extends FrameEvent>(row: ConversationRows<E>, inferenceId: string): void {
+  const at = indexOfRun(row.checkpoints, inferenceId);
+  if (at >= 0) row.checkpoints = row.checkpoints.length === 1 ? NONE : row.checkpoints.filter((_, i) => i !== at);
+}
+
+/** A deleted conversation's rows, and its pauses, which are kept by pause id rather than under it. */
+function dropConversation<E extends FrameEvent>(tables: MemoryTables<E>, convId: string): void {
+  tables.rows.delete(convId);
+  for (const [pauseId, pause] of tables.pauses) if (pause.conv_id === convId) tables.pauses.delete(pauseId);
 }
 
 /** The shared empty list a conversation starts with; replaced, never written to (frozen: no module-level mutable state). */

@@ -19,7 +19,8 @@ export type RowName = () => string;
 
 /** A stored row's JSON, parsed; `what` names the row in the error. */
 export function parseStored<T>(text: string, what: RowName): T {
-  if (opensMoreThan(text, STORED_JSON_DEPTH) && isTextTooDeep(text, STORED_JSON_DEPTH)) {
+  // A text can open no more containers than it has characters: a short row needs no count at all.
+  if (text.length > STORED_JSON_DEPTH && opensMoreThan(text, STORED_JSON_DEPTH) && isTextTooDeep(text, STORED_JSON_DEPTH)) {
     throw new StoredRowError(what(), `it is nested deeper than ${STORED_JSON_DEPTH} levels`);
   }
   try {
@@ -143,21 +144,30 @@ function checkpointProblem(value: unknown, key: CheckpointKey): string | undefin
   if (!isString(value['session_id']) || !isString(value['turn_id'])) return 'its session_id or turn_id is not a string';
   if (!PHASES.has(value['next'])) return `its next phase ${JSON.stringify(value['next'])} is not a phase`;
   if (!isCount(value['iteration'])) return 'its iteration is not a count';
-  for (const [field, isValid] of OPTIONAL_CHECKPOINT_FIELDS) if (value[field] !== undefined && !isValid(value[field])) return `its ${field} is malformed`;
-  return undefined;
+  const malformed = optionalFieldProblem(value as OptionalCheckpointFields);
+  return malformed === undefined ? undefined : `its ${malformed} is malformed`;
 }
 
-/** A checkpoint's optional fields, each with what it must be when present. */
-const OPTIONAL_CHECKPOINT_FIELDS: readonly (readonly [string, (field: unknown) => boolean])[] = Object.freeze([
-  ['decision', isObject],
-  ['allowed_tools', isStringList],
-  ['max_iterations', isCount],
-  ['system_prompt', isString],
-  ['profile', isString],
-  ['resolved', (resolved: unknown) => isObject(resolved) && isString(resolved['pause_id']) && isObject(resolved['decision'])],
-  ['running_tool_call_ids', isStringList],
-  ['at_ms', Number.isFinite],
-] as const);
+/** A checkpoint's optional fields, as they may be stored. */
+type OptionalCheckpointFields = Partial<Record<'decision' | 'allowed_tools' | 'max_iterations' | 'system_prompt' | 'profile' | 'resolved' | 'running_tool_call_ids' | 'at_ms', unknown>>;
+
+/**
+ * The first optional field present that is not what it must be, by name. Field by field rather than a
+ * table of names: each name then reads a parsed row's field directly, where a name looked up from a
+ * list is a generic keyed read, and a restart checks every checkpoint.
+ */
+function optionalFieldProblem(value: OptionalCheckpointFields): string | undefined {
+  const { decision, allowed_tools, max_iterations, system_prompt, profile, resolved, running_tool_call_ids, at_ms } = value;
+  if (decision !== undefined && !isObject(decision)) return 'decision';
+  if (allowed_tools !== undefined && !isStringList(allowed_tools)) return 'allowed_tools';
+  if (max_iterations !== undefined && !isCount(max_iterations)) return 'max_iterations';
+  if (system_prompt !== undefined && !isString(system_prompt)) return 'system_prompt';
+  if (profile !== undefined && !isString(profile)) return 'profile';
+  if (resolved !== undefined && !(isObject(resolved) && isString(resolved['pause_id']) && isObject(resolved['decision']))) return 'resolved';
+  if (running_tool_call_ids !== undefined && !isStringList(running_tool_call_ids)) return 'running_tool_call_ids';
+  if (at_ms !== undefined && !Number.isFinite(at_ms)) return 'at_ms';
+  return undefined;
+}
 
 /** What is wrong with a list of blocks, as far as the loop and the wire rely on it; undefined when nothing. */
 function blocksProblem(value: unknown): string | undefined {

@@ -33,59 +33,119 @@ export interface WriteQueue<Op> {
    * behind a commit in flight, as soon as that one settles.
    */
   commitNow(): void;
+  /**
+   * `committed(convId)` of what is pushed so far, after `commitNow()`: when the commit is synchronous
+   * (SQLite), its outcome at once (completed, or the conversation's failure) rather than a wait on a
+   * batch that has settled already.
+   */
+  commitNowFor(convId: string): Observable<never>;
 }
 
 export function createWriteQueue<Op>(config: WriteQueueConfig<Op>): WriteQueue<Op> {
   const schedule = config.schedule ?? ((task: () => void) => void setImmediate(task));
-  let open: Batch<Op> | undefined;
-  // The last batch taken from `open`: until it settles, `committed()` waits for it.
-  let latest: Batch<Op> | undefined;
-  // Whether an asynchronous commit is in flight. What is written meanwhile stays in the open batch and
-  // goes in one commit once it settles. Taken a tick at a time instead, small batches queued behind one
-  // another, a round trip each: a decision written under load waited for several.
-  let inFlight = false;
-
-  // Why the batch that settled last failed, if it did: a conversation's waiter that comes after a
-  // synchronous commit (SQLite) took its writes still hears of their failure.
-  let lastFailure: unknown;
+  const line: BatchLine<Op> = { open: undefined, latest: undefined, inFlight: false, lastFailure: undefined };
   // Nothing waits on a settled batch: its ops (a tick's frames and turns) need not outlive it.
   const forget = (batch: Batch<Op>): void => {
-    lastFailure = batch.failure;
-    if (latest === batch) latest = undefined;
+    line.lastFailure = batch.failure;
+    if (line.latest === batch) line.latest = undefined;
   };
-
+  const afterFlight = (): void => {
+    line.inFlight = false;
+    commitOpen();
+  };
   const commitOpen = (): void => {
-    const batch = open;
-    if (inFlight || !batch) return;
-    open = undefined;
-    latest = batch;
+    const batch = line.open;
+    if (line.inFlight || !batch) return;
+    line.open = undefined;
+    line.latest = batch;
     const settled = commitBatch(config.commit, batch, forget);
     if (!settled) return;
-    inFlight = true;
-    void settled.then(() => {
-      inFlight = false;
-      commitOpen();
-    });
+    line.inFlight = true;
+    void settled.then(afterFlight);
   };
-
   const committed = (convId?: string): Observable<never> => {
-    const batch = open ?? (latest && !latest.settled ? latest : undefined);
-    if (batch) return batchDone$(batch, convId);
-    const failure = convId === undefined || lastFailure === undefined ? undefined : failureOf(lastFailure, convId);
-    return failure === undefined ? EMPTY : throwError(() => failure);
+    const batch = pendingBatch(line);
+    return batch ? batchDone$(batch, convId) : outcome(line.lastFailure, convId);
   };
+  // A batch committed early (`commitNow`, as a run waiting on its commit does at every step) leaves its
+  // scheduled commit behind: the next batch of the same tick joins that one rather than scheduling another.
+  const scheduleCommit = scheduleOnce(schedule, commitOpen);
 
   return {
     push: (op) => {
-      if (!open) {
-        open = openBatch();
-        schedule(commitOpen);
+      if (!line.open) {
+        line.open = openBatch();
+        scheduleCommit();
       }
-      open.ops.push(op);
+      line.open.ops.push(op);
     },
     committed,
     commitNow: commitOpen,
-    // What failed of one conversation is that conversation's to hear of (`committed(convId)`), not every reader's.
-    flush: () => lastValueFrom(committed().pipe(catchError((error: unknown) => (error instanceof PartialCommitFailure ? EMPTY : throwError(() => error)))), { defaultValue: undefined }),
+    commitNowFor: (convId) => {
+      const batch = line.open;
+      if (!batch || line.inFlight) return committed(convId);
+      commitOpen();
+      return batch.settled ? outcome(batch.failure, convId) : batchDone$(batch, convId);
+    },
+    flush: () => allCommitted(committed()),
+  };
+}
+
+/**
+ * Where a queue's batches stand. One record rather than loose variables so the queue's states (filling,
+ * committing, settled) read in one place, apart from the operations that move between them.
+ */
+interface BatchLine<Op> {
+  /** The batch that pushes join, until a commit takes it. */
+  open: Batch<Op> | undefined;
+  /** The last batch taken from `open`: until it settles, `committed()` waits for it. */
+  latest: Batch<Op> | undefined;
+  /**
+   * Whether an asynchronous commit is in flight. What is written meanwhile stays in the open batch and
+   * goes in one commit once it settles. Taken a tick at a time instead, small batches queued behind one
+   * another, a round trip each: a decision written under load waited for several.
+   */
+  inFlight: boolean;
+  /**
+   * Why the batch that settled last failed, if it did: a conversation's waiter that comes after a
+   * synchronous commit (SQLite) took its writes still hears of their failure.
+   */
+  lastFailure: unknown;
+}
+
+/** The batch a waiter depends on now: the open one, else the one still committing. */
+function pendingBatch<Op>(line: BatchLine<Op>): Batch<Op> | undefined {
+  return line.open ?? (line.latest && !line.latest.settled ? line.latest : undefined);
+}
+
+/**
+ * `committed()` as a Promise for a reader of every conversation. What failed of one conversation is that
+ * conversation's to hear of (`committed(convId)`), not every reader's, so a partial failure resolves.
+ */
+function allCommitted(committed$: Observable<never>): Promise<void> {
+  return lastValueFrom(committed$.pipe(catchError(unlessPartial)), { defaultValue: undefined });
+}
+
+function unlessPartial(error: unknown): Observable<never> {
+  return error instanceof PartialCommitFailure ? EMPTY : throwError(() => error);
+}
+
+/** How a settled batch went for a conversation's writes: nothing to wait on, or their failure. */
+function outcome(failure: unknown, convId: string | undefined): Observable<never> {
+  const own = convId === undefined || failure === undefined ? undefined : failureOf(failure, convId);
+  return own === undefined ? EMPTY : throwError(() => own);
+}
+
+/** `task`, scheduled at most once until it runs. */
+function scheduleOnce(schedule: (task: () => void) => void, task: () => void): () => void {
+  let pending = false;
+  const run = (): void => {
+    pending = false;
+    task();
+  };
+  return () => {
+    if (pending) return;
+    pending = true;
+    schedule(run);
   };
 }

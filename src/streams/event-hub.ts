@@ -92,14 +92,7 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
     throw new RangeError(`createEventHub: bufferSize must be a positive integer, got ${String(bufferSize)}`);
   }
   const all = new Subject<SequencedEvent>();
-  const logs = new Map<string, ConversationLog>();
-  const storedSeq = config.lastSeqOf ?? (() => 0);
-  const logOf = (convId: string): ConversationLog => {
-    let log = logs.get(convId);
-    if (!log) logs.set(convId, (log = { seq: storedSeq(convId), frames: [] }));
-    return log;
-  };
-  const lastSeq = (convId: string): number => logs.get(convId)?.seq ?? storedSeq(convId);
+  const logs = createConversationLogs(bufferSize, config.lastSeqOf ?? (() => 0));
   const live = createLiveChannels<SequencedEvent>();
   const deliver = createInOrderDelivery((frame) => {
     all.next(frame);
@@ -107,26 +100,57 @@ export function createEventHub(config: EventHubConfig = {}): EventHub {
   });
   // A per-conversation Subject, so fan-out to one conversation's clients does not filter every event.
   const conversation$ = (convId: string): Observable<SequencedEvent> => live.channel$(convId);
-  const buffered = (convId: string, sinceSeq = 0, limit = Number.POSITIVE_INFINITY): BufferedFrames => {
-    const log = logs.get(convId);
-    return log ? bufferedOf(log, bufferSize, sinceSeq, limit) : { frames: [], lastSeq: lastSeq(convId) };
-  };
   return {
     publish: (event) => {
-      const log = logOf(event.conv_id);
-      const frame: SequencedEvent = { seq: ++log.seq, event };
-      log.frames.push(frame);
-      // Trim in batches so the buffer costs O(1) amortised per publish.
-      if (log.frames.length > bufferSize * 2) log.frames.splice(0, log.frames.length - bufferSize);
+      const frame = logs.append(event);
       deliver(frame);
       return frame;
     },
     events$: all.asObservable(),
     conversation$,
-    replay$: (convId, sinceSeq) => replayThenLive$(conversation$(convId), () => buffered(convId, sinceSeq).frames, sinceSeq),
-    buffered,
-    lastSeq,
+    replay$: (convId, sinceSeq) =>
+      replayThenLive$(conversation$(convId), () => logs.buffered(convId, sinceSeq).frames, sinceSeq),
+    buffered: logs.buffered,
+    lastSeq: logs.lastSeq,
     isWatched: (convId) => live.isWatched(convId),
+    forget: logs.forget,
+    seed: logs.seed,
+    rewind: logs.rewind,
+  };
+}
+
+/** The hub's memory of each conversation: what the hub stamps, keeps and takes back, apart from delivery. */
+type ConversationLogs = Pick<EventHub, 'buffered' | 'lastSeq' | 'forget' | 'seed' | 'rewind'> & {
+  /** Stamps the event with its conversation's next seq and buffers the frame. */
+  append(event: StepwiseEvent): SequencedEvent;
+};
+
+/**
+ * Seq and replay buffer per conversation. Kept apart from delivery because sequencing is the hub's
+ * durable contract (seed, rewind: docs/protocol.md, Durability) while delivery is only fan-out.
+ */
+function createConversationLogs(bufferSize: number, storedSeq: (convId: string) => number): ConversationLogs {
+  const logs = new Map<string, ConversationLog>();
+  const logOf = (convId: string): ConversationLog => {
+    let log = logs.get(convId);
+    if (!log) logs.set(convId, (log = { seq: storedSeq(convId), frames: [] }));
+    return log;
+  };
+  const lastSeq = (convId: string): number => logs.get(convId)?.seq ?? storedSeq(convId);
+  return {
+    append: (event) => {
+      const log = logOf(event.conv_id);
+      const frame: SequencedEvent = { seq: ++log.seq, event };
+      log.frames.push(frame);
+      // Trim in batches so the buffer costs O(1) amortised per publish.
+      if (log.frames.length > bufferSize * 2) log.frames.splice(0, log.frames.length - bufferSize);
+      return frame;
+    },
+    buffered: (convId, sinceSeq = 0, limit = Number.POSITIVE_INFINITY) => {
+      const log = logs.get(convId);
+      return log ? bufferedOf(log, bufferSize, sinceSeq, limit) : { frames: [], lastSeq: lastSeq(convId) };
+    },
+    lastSeq,
     forget: (convId) => {
       logs.delete(convId);
     },

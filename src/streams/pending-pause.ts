@@ -1,11 +1,10 @@
 import { AsyncSubject, EMPTY, Subscription, type Observable, type Subscriber } from 'rxjs';
 import { LeaseLostError, StoreClosedError } from '../core/store-errors.js';
 import type { AnswerValidator } from './answer-decision.js';
-import { bindResolution } from './bound-decisions.js';
 import type { HeldPause, PauseChecks, PauseRequest } from './controller-settings.js';
 import type { PauseInfo } from './events.js';
 import { SYSTEM, type PauseBook, type PendingPause } from './pause-book.js';
-import type { EditValidator, PauseResolution } from './step-commands.js';
+import { bindResolution, type EditValidator, type PauseResolution } from './step-commands.js';
 
 /**
  * A pending pause, in one of two forms the book (./pause-book.ts) keeps alike: resident, with its run

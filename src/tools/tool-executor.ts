@@ -13,12 +13,13 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import { argsDigest, ARGS_CHANGED } from '../core/args-digest.js';
-import { asJsonData } from '../core/json.js';
-import { boundsProblem } from '../core/json-bounds.js';
 import type { ToolCall } from '../core/turns.js';
 import type { Tool, ToolErrorPolicy } from './define-tool.js';
 import { invokeTool, type Invocation } from './invoke-tool.js';
+import { finisherOf, rejected, type Finisher, type ToolProgress } from './tool-outcome.js';
 import type { ToolRegistry } from './tool-registry.js';
+
+export { RESULT_TOO_DEEP, type ToolOutcome, type ToolProgress, type ToolRejection } from './tool-outcome.js';
 
 export interface ToolExecutorConfig {
   /** Per-call timeout; the tool's AbortSignal fires when it passes. Default 30 000 ms. */
@@ -32,28 +33,6 @@ export interface ToolExecutorConfig {
 }
 
 const DEFAULT_EXECUTOR_CONFIG = Object.freeze({ timeoutMs: 30_000, policy: 'continue', maxRetries: 3, retryBaseDelayMs: 200 });
-
-/** Why a call did not run at all. */
-export type ToolRejection = 'unknown_tool' | 'not_allowed' | 'invalid_arguments' | 'args_changed';
-
-export interface ToolOutcome {
-  readonly tool_call_id: string;
-  readonly name: string;
-  readonly result: unknown;
-  readonly error?: string;
-  readonly rejected?: ToolRejection;
-  readonly duration_ms?: number;
-  /** The `abort` policy: this failure ends the run as failed. */
-  readonly abortsRun: boolean;
-}
-
-/**
- * `started` when execution begins (with the validated arguments), then exactly one `finished`. `at`:
- * when, on the executor's clock, so the loop need not read the clock again (absent: it reads its own).
- */
-export type ToolProgress =
-  | { readonly type: 'started'; readonly args: unknown; readonly at?: number }
-  | { readonly type: 'finished'; readonly outcome: ToolOutcome; readonly at?: number };
 
 /** The tool executor port: the edge where tools' own code runs. */
 export interface ToolExecutor {
@@ -81,24 +60,6 @@ function resultOf(invocation: Invocation): Observable<unknown> {
   if (invocation.kind === 'error') return throwError(() => invocation.error);
   return invocation.single ? invocation.output$ : invocation.output$.pipe(last(undefined, null));
 }
-
-/**
- * Whether a tool's own value nests deeper than the bound: one too deep for JSON's writer comes out of
- * the conversion as a shallow note of its failure, so the value itself is what is measured. A value
- * whose walk fails (a throwing getter) is left to the conversion.
- */
-function isTooDeep(result: unknown): boolean {
-  try {
-    return boundsProblem(result, { cutRepeats: true }) === 'too_deep';
-  } catch {
-    return false;
-  }
-}
-
-/** The error of a call whose result is nested deeper than anything downstream may walk. */
-export const RESULT_TOO_DEEP = 'result nested too deeply';
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** What every call of one executor shares: its tools, its checked settings and its clock. */
 interface ExecutorContext {
@@ -134,11 +95,6 @@ function checkedSettings(config: ToolExecutorConfig): ExecutorSettings {
   return settings as ExecutorSettings;
 }
 
-const rejected = (call: ToolCall, rejection: ToolRejection, error: string): ToolProgress => ({
-  type: 'finished',
-  outcome: { tool_call_id: call.id, name: call.name, result: null, error, rejected: rejection, abortsRun: false },
-});
-
 /** Why the call may not run, or the tool and its validated arguments. */
 function admit(registry: ToolRegistry, call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): ToolProgress | { readonly tool: Tool; readonly args: unknown } {
   const tool = registry.get(call.name);
@@ -149,32 +105,6 @@ function admit(registry: ToolRegistry, call: ToolCall, allowed?: ReadonlySet<str
   const validation = tool.validate(call.args);
   if (!validation.ok) return rejected(call, 'invalid_arguments', `invalid arguments for ${call.name}: ${validation.issues.join('; ')}`);
   return { tool, args: validation.value };
-}
-
-/** Builds a call's `finished` progress from its result or error; the duration counts from `startedAt`. */
-type Finisher = (result: unknown, error?: unknown) => ToolProgress;
-
-function finisherOf(scheduler: SchedulerLike, call: ToolCall, startedAt: number, policy: ToolErrorPolicy): Finisher {
-  return (result, error) => {
-    const at = scheduler.now();
-    const data = result === undefined ? null : asJsonData(result);
-    // Only a value that was not plain JSON within a few levels is converted, and only it can be too
-    // deep for the store and the wire (docs/protocol.md, Untrusted input): the model sees an error instead.
-    const refused = data !== result && (boundsProblem(data) === 'too_deep' || isTooDeep(result));
-    const failure = refused ? RESULT_TOO_DEEP : error === undefined ? undefined : messageOf(error);
-    return {
-      type: 'finished',
-      outcome: {
-        tool_call_id: call.id,
-        name: call.name,
-        result: refused ? null : data,
-        ...(failure === undefined ? {} : { error: failure }),
-        duration_ms: at - startedAt,
-        abortsRun: error !== undefined && policy === 'abort',
-      },
-      at,
-    };
-  };
 }
 
 // Hand-written rather than `defer(() => concat(of(started), defer(attempt)))`: a synchronous tool

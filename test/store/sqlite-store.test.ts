@@ -137,10 +137,11 @@ describe('sqlite store', () => {
     // t1: its first write whole, then only [d] from index 1 (what replaced b, c, and the truncation).
     expect(JSON.parse(wholes[0]?.blocks ?? '')).toEqual([a]);
     expect(segments.filter((row) => row.turn_id === 't1').map((row) => [row.start, JSON.parse(row.blocks)])).toEqual([[1, [d]]]);
-    // t2: fifteen segments after its first write, then its seventeenth write stored it whole, then three appends.
-    expect(lengths(wholes.slice(1))).toEqual([17]);
-    expect(segments.filter((row) => row.turn_id === 't2').map((row) => row.start)).toEqual([17, 18, 19]);
-    expect(lengths(segments.filter((row) => row.turn_id === 't2'))).toEqual([1, 1, 1]);
+    // t2: its first write whole, fifteen segments, then its seventeenth write merged them with its own
+    // block into one segment (never the whole turn again), then three appends.
+    expect(lengths(wholes.slice(1))).toEqual([1]);
+    expect(segments.filter((row) => row.turn_id === 't2').map((row) => row.start)).toEqual([1, 17, 18, 19]);
+    expect(lengths(segments.filter((row) => row.turn_id === 't2'))).toEqual([16, 1, 1, 1]);
     const reopened = open();
     expect(await reopened.turns('c1')).toEqual(expected);
     reopened.putConversation(conversation('c1'));

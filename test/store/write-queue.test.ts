@@ -59,6 +59,54 @@ describe('createWriteQueue', () => {
     expect(commits.map((c) => c.ops)).toEqual([[1]]);
   });
 
+  it('should schedule one commit for a tick, which a batch opened after a commit made at once joins', () => {
+    const { queue, commits, tick } = manualQueue('sync');
+    const scheduled: (() => void)[] = [];
+    const counted = createWriteQueue<number>({ schedule: (task) => void scheduled.push(task), commit: () => undefined });
+    counted.push(1);
+    counted.commitNow();
+    counted.push(2);
+    expect(scheduled).toHaveLength(1);
+    queue.push(1);
+    queue.commitNow();
+    queue.push(2);
+    queue.push(3);
+    tick();
+    expect(commits.map((c) => c.ops)).toEqual([[1], [2, 3]]);
+    queue.push(4);
+    tick();
+    expect(commits.map((c) => c.ops)).toEqual([[1], [2, 3], [4]]);
+  });
+
+  it('should answer commitNowFor with the outcome of the commit it made, at once', () => {
+    const { queue, commits, failing } = manualQueue('sync');
+    const outcome = (convId: string): string => {
+      let said = 'pending';
+      queue.commitNowFor(convId).subscribe({ complete: () => (said = 'completed'), error: (error: Error) => (said = `error: ${error.message}`) });
+      return said;
+    };
+    queue.push(1);
+    expect(outcome('c1')).toBe('completed');
+    expect(commits.map((c) => c.ops)).toEqual([[1]]);
+    failing.add(2);
+    queue.push(2);
+    expect(outcome('c1')).toBe('error: batch 2 failed');
+    // Nothing open: how the last batch went.
+    expect(outcome('c1')).toBe('error: batch 2 failed');
+    queue.push(3);
+    expect(outcome('c1')).toBe('completed');
+  });
+
+  it('should wait on an asynchronous commit from commitNowFor until it settles', async () => {
+    const { queue, commits } = manualQueue('async');
+    queue.push(1);
+    const done = lastValueFrom(queue.commitNowFor('c1'), { defaultValue: undefined });
+    expect(commits.map((c) => c.ops)).toEqual([[1]]);
+    expect(await state(done)).toBe('pending');
+    commits[0]?.settle();
+    expect(await state(done)).toBe('resolved');
+  });
+
   it('should fail only the batch whose commit failed', async () => {
     const { queue, failing, tick } = manualQueue('sync');
     failing.add(2);

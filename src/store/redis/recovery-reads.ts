@@ -29,69 +29,10 @@ export function withStep(json: string, step: string | null | undefined, convId: 
 type Unreadable = UnreadableRow[] | undefined;
 
 export function createRecoveryReads(client: Redis, keys: RedisKeys): RecoveryReads {
-  /** Records in the ZSET's order (created_at, then id), of all conversations or of `convId`. */
-  const recordsOf = async (unreadable: Unreadable, convId?: string): Promise<ConversationRecord[]> => {
-    const read = (id: string, json: string, step: string | null | undefined): ConversationRecord[] => {
-      const record = readOr(() => withStep(json, step, id), unreadable, { conv_id: id });
-      return record ? [record] : [];
-    };
-    if (convId !== undefined) {
-      const [json, step] = (await execAll(client.multi().hget(keys.conversations, convId).hget(keys.steps, convId))) as [string | null, string | null];
-      return json === null ? [] : read(convId, json, step);
-    }
-    const [order, all, steps] = (await execAll(
-      client.multi().zrange(keys.conversationOrder, '0', '-1').hgetall(keys.conversations).hgetall(keys.steps),
-    )) as [string[], Record<string, string>, Record<string, string>];
-    return order.flatMap((id) => {
-      const json = all[id];
-      return json === undefined ? [] : read(id, json, steps[id]);
-    });
-  };
-
   const turns = async (convId: string): Promise<Turn[]> => {
     const own = keys.conversation(convId);
     const [order, blocks] = (await execAll(client.multi().lrange(own.turnOrder, 0, -1).hgetall(own.turns))) as [string[], Record<string, string>];
     return turnsFrom(order, blocks);
-  };
-
-  /** Pending pauses, oldest first, of all conversations or of `convId`. */
-  const pausesOf = async (unreadable: Unreadable, convId?: string): Promise<StoredPause[]> => {
-    const entries = convId === undefined ? await allPauseEntries(client, keys) : await pauseEntriesOf(client, keys, convId);
-    const bad: UnreadableRow[] = [];
-    const pauses = entries.flatMap(([id, json]) => {
-      const pause = readOr(() => readPause(json, id), bad, { conv_id: convId ?? '', pause_id: id });
-      return pause ? [pause] : [];
-    });
-    if (unreadable && bad.length > 0) {
-      // In the service's whole list, a pause's conversation is the one the index of every pause made names.
-      const convs = convId === undefined ? await client.hmget(keys.pauseConvs, ...bad.map((row) => row.pause_id as string)) : [];
-      bad.forEach((row, index) => unreadable.push(convId === undefined ? { ...row, conv_id: convs[index] ?? '' } : row));
-    }
-    return pauses;
-  };
-
-  /** Checkpoints oldest first, of all conversations or of `convId`, each named by its field. */
-  const checkpointsOf = async (unreadable: Unreadable, convId?: string): Promise<RunCheckpoint[]> => {
-    let entries: [string, string | null][];
-    if (convId === undefined) entries = Object.entries(await client.hgetall(keys.checkpoints));
-    else {
-      const fields = await client.smembers(keys.conversation(convId).checkpoints);
-      const values = fields.length === 0 ? [] : await client.hmget(keys.checkpoints, ...fields);
-      entries = fields.map((field, index) => [field, values[index] ?? null]);
-    }
-    const list = entries.flatMap(([field, json]) => {
-      const key = checkpointKeyOf(field);
-      const checkpoint = json === null || !key ? undefined : readOr(() => readCheckpoint(json, key), unreadable, key);
-      return checkpoint ? [checkpoint] : [];
-    });
-    return byTime(list);
-  };
-
-  /** Each conversation's last seq and engine state, of all or of `convId`. */
-  const perConversation = async (convId?: string): Promise<[Map<string, string>, Map<string, string>]> => {
-    if (convId === undefined) return Promise.all([client.hgetall(keys.lastSeqs).then(toMap), client.hgetall(keys.engineStates).then(toMap)]);
-    const [seq, state] = (await execAll(client.multi().hget(keys.lastSeqs, convId).hget(keys.engineStates, convId))) as [string | null, string | null];
-    return [new Map(seq === null ? [] : [[convId, seq]]), new Map(state === null ? [] : [[convId, state]])];
   };
 
   // A handful of commands for the whole service, then one pipeline of two commands per conversation
@@ -99,10 +40,10 @@ export function createRecoveryReads(client: Redis, keys: RedisKeys): RecoveryRea
   const load = async (convId?: string): Promise<StoreSnapshot> => {
     const unreadable: UnreadableRow[] = [];
     const [list, [seqs, states], pauses, checkpointList] = await Promise.all([
-      recordsOf(unreadable, convId),
-      perConversation(convId),
-      pausesOf(unreadable, convId),
-      checkpointsOf(unreadable, convId),
+      recordsOf(client, keys, unreadable, convId),
+      perConversation(client, keys, convId),
+      pausesOf(client, keys, unreadable, convId),
+      checkpointsOf(client, keys, unreadable, convId),
     ]);
     const turnsOf = await turnsOfEach(client, keys, list);
     const conversations = list.map((record, index): StoredConversation => {
@@ -121,12 +62,71 @@ export function createRecoveryReads(client: Redis, keys: RedisKeys): RecoveryRea
 
   return {
     load,
-    records: () => recordsOf(undefined),
+    records: () => recordsOf(client, keys, undefined),
     turns,
-    pauses: (convId) => pausesOf(undefined, convId),
-    checkpoints: (convId) => checkpointsOf(undefined, convId),
+    pauses: (convId) => pausesOf(client, keys, undefined, convId),
+    checkpoints: (convId) => checkpointsOf(client, keys, undefined, convId),
     unfinished: async () => [...new Set((await client.hkeys(keys.checkpoints)).flatMap((field) => checkpointKeyOf(field)?.conv_id ?? []))],
   };
+}
+
+/** Records in the ZSET's order (created_at, then id), of all conversations or of `convId`. */
+async function recordsOf(client: Redis, keys: RedisKeys, unreadable: Unreadable, convId?: string): Promise<ConversationRecord[]> {
+  const read = (id: string, json: string, step: string | null | undefined): ConversationRecord[] => {
+    const record = readOr(() => withStep(json, step, id), unreadable, { conv_id: id });
+    return record ? [record] : [];
+  };
+  if (convId !== undefined) {
+    const [json, step] = (await execAll(client.multi().hget(keys.conversations, convId).hget(keys.steps, convId))) as [string | null, string | null];
+    return json === null ? [] : read(convId, json, step);
+  }
+  const [order, all, steps] = (await execAll(
+    client.multi().zrange(keys.conversationOrder, '0', '-1').hgetall(keys.conversations).hgetall(keys.steps),
+  )) as [string[], Record<string, string>, Record<string, string>];
+  return order.flatMap((id) => {
+    const json = all[id];
+    return json === undefined ? [] : read(id, json, steps[id]);
+  });
+}
+
+/** Pending pauses, oldest first, of all conversations or of `convId`. */
+async function pausesOf(client: Redis, keys: RedisKeys, unreadable: Unreadable, convId?: string): Promise<StoredPause[]> {
+  const entries = convId === undefined ? await allPauseEntries(client, keys) : await pauseEntriesOf(client, keys, convId);
+  const bad: UnreadableRow[] = [];
+  const pauses = entries.flatMap(([id, json]) => {
+    const pause = readOr(() => readPause(json, id), bad, { conv_id: convId ?? '', pause_id: id });
+    return pause ? [pause] : [];
+  });
+  if (unreadable && bad.length > 0) {
+    // In the service's whole list, a pause's conversation is the one the index of every pause made names.
+    const convs = convId === undefined ? await client.hmget(keys.pauseConvs, ...bad.map((row) => row.pause_id as string)) : [];
+    bad.forEach((row, index) => unreadable.push(convId === undefined ? { ...row, conv_id: convs[index] ?? '' } : row));
+  }
+  return pauses;
+}
+
+/** Checkpoints oldest first, of all conversations or of `convId`, each named by its field. */
+async function checkpointsOf(client: Redis, keys: RedisKeys, unreadable: Unreadable, convId?: string): Promise<RunCheckpoint[]> {
+  let entries: [string, string | null][];
+  if (convId === undefined) entries = Object.entries(await client.hgetall(keys.checkpoints));
+  else {
+    const fields = await client.smembers(keys.conversation(convId).checkpoints);
+    const values = fields.length === 0 ? [] : await client.hmget(keys.checkpoints, ...fields);
+    entries = fields.map((field, index) => [field, values[index] ?? null]);
+  }
+  const list = entries.flatMap(([field, json]) => {
+    const key = checkpointKeyOf(field);
+    const checkpoint = json === null || !key ? undefined : readOr(() => readCheckpoint(json, key), unreadable, key);
+    return checkpoint ? [checkpoint] : [];
+  });
+  return byTime(list);
+}
+
+/** Each conversation's last seq and engine state, of all or of `convId`. */
+async function perConversation(client: Redis, keys: RedisKeys, convId?: string): Promise<[Map<string, string>, Map<string, string>]> {
+  if (convId === undefined) return Promise.all([client.hgetall(keys.lastSeqs).then(toMap), client.hgetall(keys.engineStates).then(toMap)]);
+  const [seq, state] = (await execAll(client.multi().hget(keys.lastSeqs, convId).hget(keys.engineStates, convId))) as [string | null, string | null];
+  return [new Map(seq === null ? [] : [[convId, seq]]), new Map(state === null ? [] : [[convId, state]])];
 }
 
 /** A conversation's turns in their order, from its order list and its hash of blocks by turn id; one that cannot be read throws when its blocks are. */

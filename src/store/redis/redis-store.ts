@@ -4,14 +4,15 @@ import type { FrameEvent, FramePage, Store, StoredFrame, StoredPause, StoreReten
 import { LeaseLostError, StoreClosedError } from '../../core/store-errors.js';
 import { resolveRetention } from '../retention.js';
 import { queuedWrites, type WriteOp } from '../write-ops.js';
-import { createWriteQueue } from '../write-queue.js';
+import { createWriteQueue, type WriteQueue } from '../write-queue.js';
 import { createRedisAppends } from './appends.js';
 import { createBatchCommit } from './batch-commit.js';
-import { createConnection, type Connection } from './connection.js';
+import { createConnection } from './connection.js';
 import { createFencing, type Fencing, type StoreFence } from './fencing.js';
 import { createRedisGrants } from './grants.js';
 import { createRedisKeys, DEFAULT_KEY_PREFIX, type RedisKeys } from './keys.js';
 import { createPauseDeadlineReads, type PausePage } from './pause-deadlines.js';
+import { committedOrDown, readAfter, type ReadAfter } from './read-after-commit.js';
 import { createRedisReads, type RedisReads } from './reads.js';
 import { defineScripts } from './scripts.js';
 import { createFrameTail } from './tail.js';
@@ -141,17 +142,21 @@ export function createRedisStore<E extends FrameEvent = FrameEvent, W = never>(c
     close: async () => {
       if (closed) return;
       closed = true;
-      queue.commitNow();
-      // Queued writes get a bounded chance to commit: SIGTERM must end within 5 s even with Redis gone.
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((done) => (timer = setTimeout(done, settings.closeTimeoutMs)));
-      await Promise.race([queue.flush().catch(() => undefined), timeout]);
-      clearTimeout(timer);
+      await closeWithin(settings.closeTimeoutMs, queue);
       batches.giveUp();
       tail.closeAll();
       client.disconnect();
     },
   };
+}
+
+/** Queued writes get a bounded chance to commit: SIGTERM must end in time even with Redis gone. */
+async function closeWithin(ms: number, queue: Pick<WriteQueue<WriteOp>, 'commitNow' | 'flush'>): Promise<void> {
+  queue.commitNow();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((done) => (timer = setTimeout(done, ms)));
+  await Promise.race([queue.flush().catch(() => undefined), timeout]);
+  clearTimeout(timer);
 }
 
 /** The config with its defaults, checked: a bad option fails here, naming it. */
@@ -165,19 +170,6 @@ function checkSettings(config: RedisStoreConfig) {
   return settings;
 }
 
-/**
- * Resolves once what is queued is committed; fails at once while Redis is unreachable (the writes
- * stay queued), so a read never waits on a reconnect.
- */
-function committedOrDown(connection: Connection, queue: { commitNow(): void; flush(): Promise<void> }): Promise<void> {
-  queue.commitNow();
-  if (connection.isDown()) return Promise.reject(connection.unavailable());
-  return new Promise((resolve, reject) => {
-    const stop = connection.onDown(reject);
-    queue.flush().then(resolve, reject).finally(stop);
-  });
-}
-
 /** Completes once what is queued is committed, or errors with `LeaseLostError` when by then the run is not this instance's. */
 function committedWhileOwned$(queue: { committed(): Observable<never> }, fencing: Fencing, convId: string): Observable<never> {
   return new Observable<never>((subscriber) =>
@@ -186,20 +178,6 @@ function committedWhileOwned$(queue: { committed(): Observable<never> }, fencing
       complete: () => (fencing.lost(convId) ? subscriber.error(new LeaseLostError(convId)) : subscriber.complete()),
     }),
   );
-}
-
-/** A read that sees every write queued before it (unless told not to wait for them), then asks Redis. */
-type ReadAfter = <T>(query: () => Promise<T>, afterWrites?: boolean) => Promise<T>;
-
-function readAfter(committed: () => Promise<void>, connection: Connection): ReadAfter {
-  return async (query, afterWrites = true) => {
-    if (afterWrites) await committed();
-    try {
-      return await query();
-    } catch (error) {
-      throw connection.toStoreError(error);
-    }
-  };
 }
 
 /** The store's reads, each after the writes queued before it. */

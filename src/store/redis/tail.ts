@@ -46,10 +46,7 @@ export function createFrameTail<E extends FrameEvent>(connection: Connection, ke
       let stopped = false;
 
       const readOnce = async (): Promise<void> => {
-        const reply = (await reader.xread('COUNT', PAGE, 'BLOCK', config.tailBlockMs, 'STREAMS', stream, `${last}-0`)) as
-          | [string, [string, string[]][]][]
-          | null;
-        for (const [, entries] of reply ?? []) {
+        for (const [, entries] of await readPage(reader, stream, last, config.tailBlockMs)) {
           for (const entry of entries) {
             const frame = frameOf<E>(convId, entry);
             if (frame.seq <= last) continue;
@@ -59,22 +56,7 @@ export function createFrameTail<E extends FrameEvent>(connection: Connection, ke
           }
         }
       };
-      const loop = async (): Promise<void> => {
-        while (!stopped) {
-          try {
-            await readOnce();
-          } catch (error) {
-            if (stopped) return;
-            if (error instanceof SyntaxError) {
-              subscriber.error(error);
-              return;
-            }
-            // Redis is away (or the read timed out): ask again from the same seq once it may be back.
-            await new Promise((done) => setTimeout(done, config.retryMs));
-          }
-        }
-      };
-      void loop();
+      void readUntilStopped(readOnce, () => stopped, (error) => subscriber.error(error), config.retryMs);
       return () => {
         stopped = true;
         open.delete(end);
@@ -87,4 +69,31 @@ export function createFrameTail<E extends FrameEvent>(connection: Connection, ke
       for (const end of [...open]) end();
     },
   });
+}
+
+/** One page of the stream after `lastSeq`, waiting up to `blockMs` for one to come. */
+async function readPage(reader: ReturnType<Connection['duplicate']>, stream: string, lastSeq: number, blockMs: number): Promise<[string, [string, string[]][]][]> {
+  const reply = (await reader.xread('COUNT', PAGE, 'BLOCK', blockMs, 'STREAMS', stream, `${lastSeq}-0`)) as [string, [string, string[]][]][] | null;
+  return reply ?? [];
+}
+
+/**
+ * Reads until stopped, through outages: a tail outlives Redis going away, so a failed read is retried
+ * from the same seq after `retryMs`. Only a frame that cannot be read (a SyntaxError) ends it, by `fail`:
+ * reading again would meet the same frame.
+ */
+async function readUntilStopped(readOnce: () => Promise<void>, isStopped: () => boolean, fail: (error: unknown) => void, retryMs: number): Promise<void> {
+  while (!isStopped()) {
+    try {
+      await readOnce();
+    } catch (error) {
+      if (isStopped()) return;
+      if (error instanceof SyntaxError) {
+        fail(error);
+        return;
+      }
+      // Redis is away (or the read timed out): ask again from the same seq once it may be back.
+      await new Promise((done) => setTimeout(done, retryMs));
+    }
+  }
 }

@@ -56,13 +56,8 @@ export function createSqliteWritePath<E extends FrameEvent>(db: Database, retent
     // The first run waiting in a turn commits now (a synchronous transaction: its tool starts in the same
     // tick, what it waits for on disk when the transaction returns); other runs join the turn's batch
     // (../first-in-turn.ts: many runs, a transaction each otherwise).
-    committed$: (convId) => {
-      // Taken before committing: a synchronous commit settles the batch at once, and a wait taken
-      // after it would find nothing open and say committed whatever happened to it.
-      const done$ = queue.committed(convId);
-      if (firstInTurn(convId)) queue.commitNow();
-      return done$;
-    },
+    // A commit that went through is answered with nothing to wait on.
+    committed$: (convId) => (firstInTurn(convId) ? queue.commitNowFor(convId) : queue.committed(convId)),
     flush: () => {
       queue.commitNow();
       return queue.flush();
