@@ -236,7 +236,7 @@ async function waitForObservers(observers: readonly Observer[], collected: Reado
   while (Date.now() < end && observers.some(behind)) await sleep(100);
 }
 
-/** How long after a decision's 200 its call may start running at the owner, for the harness to tie them. */
+/** How long after a decision's 200 its call may start running on the instance that runs it, for the harness to tie them. */
 const EXECUTION_SLACK_MS = 1000;
 
 /** `<conv_id> <tool_call_id>` -> for each 200 decision of that call's pause, from its first send to a little after its answer. */

@@ -27,7 +27,7 @@ export function formatReport(report: SoakReport, perKind = 50): string {
     ['WebSocket observers', `${report.observed.observers}, ${report.observed.frames} frames, ${report.observed.connections} connections`],
     ...VIOLATION_KINDS.map((kind): [string, string] => [KIND_LABELS[kind], mark(report.counts[kind])]),
     ['continue latency, forwarded', formatLatency(report.latency.forwarded)],
-    ['continue latency, at the owner', formatLatency(report.latency.at_owner)],
+    ['continue latency, where it runs', formatLatency(report.latency.at_owner)],
   ];
   const f = report.failover;
   if (f && report.store === 'sqlite') rows.push(['restart after SIGKILL (same data dir)', `ready after ${f.restarted_after_ms} ms (${f.owned_runs} runs open)`]);
