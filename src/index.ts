@@ -85,7 +85,7 @@ export { INTERRUPTED, type RecoverOptions, type RecoveryReport } from './session
 export type { UnrestoredRun } from './sessions/unrestored.js';
 export { ForkError, type ForkErrorCode, type ForkRequest, type ForkResult } from './sessions/fork.js';
 export { createMemoryStore, createSqliteStore, type MemoryStoreOptions, type SqliteStoreOptions } from './store/index.js';
-export { createRedisStore, type RedisStoreOptions } from './cluster/service-store.js';
+export { createRedisStore, type RedisStoreOptions } from './service/service-store.js';
 export type { RedisStore } from './store/redis/redis-store.js';
 export type { FrameEvent, Store, StoreRetentionConfig } from './core/store.js';
 export {

@@ -10,7 +10,7 @@ import type { Rng } from './rng.js';
  * The service under soak: a redis-server of its own and N `stepwise serve --store redis` processes on
  * it, or one `stepwise serve --store sqlite` process on a data dir of its own; all started here and
  * stopped here by PID. What the harness knows of ownership comes from outside: the instance a run was
- * started on owns it until a `cluster: took over the run of <conv_id>` line on another instance's
+ * started on owns it until a `service: took over the run of <conv_id>` line on another instance's
  * stdout says otherwise (with SQLite, the one instance owns every run, again once it restarted).
  */
 export interface Instance {
@@ -62,7 +62,7 @@ export interface ServiceConfig {
 /** Long enough that no pause of the soak reaches its deadline: every resolution must be an operator's. */
 const PAUSE_TIMEOUT_MS = 3_600_000;
 
-const TAKEOVER = /cluster: took over the run of ([A-Za-z0-9_-]+)/;
+const TAKEOVER = /service: took over the run of ([A-Za-z0-9_-]+)/;
 
 export async function startService(config: ServiceConfig): Promise<Service> {
   ensureBuilt();

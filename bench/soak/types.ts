@@ -77,7 +77,7 @@ export interface FailoverSummary {
   /** Which instance was killed (0-based) and how many of the soak's runs it owned then. */
   readonly instance: number;
   readonly owned_runs: number;
-  /** From the SIGKILL to the first `cluster: took over the run of …` line of another instance; null: none seen. */
+  /** From the SIGKILL to the first `service: took over the run of …` line of another instance; null: none seen. */
   readonly first_takeover_ms: number | null;
   /** From the SIGKILL to the last run the killed instance owned being taken over (first line per run, within 30 s). */
   readonly last_takeover_ms: number | null;

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import type { ClusterStore } from '../cluster/index.js';
-import { asServiceStore } from '../cluster/service-store.js';
+import type { InstanceStore } from '../service/index.js';
+import { asServiceStore } from '../service/service-store.js';
 import type { Store } from '../core/store.js';
 import { openStore } from '../store/open-store.js';
 import { printableUrl, REDIS_STORE_DEFAULTS } from '../store/redis/index.js';
@@ -19,7 +19,7 @@ export function openServerStore(options: ServeOptions, env: Env): Store {
   if (options.store === 'redis') {
     const redisUrl = redisUrlOf(options, env);
     // An unreachable Redis fails the first read (recovery, below): exit 1 with a StoreUnavailableError.
-    const store = openStore({ kind: 'redis', redisUrl, ...retentionOf(options) }) as ClusterStore;
+    const store = openStore({ kind: 'redis', redisUrl, ...retentionOf(options) }) as InstanceStore;
     console.log(`store: redis at ${printableUrl(redisUrl)}`);
     // Shared by every instance of the service (docs/protocol.md, Several instances): a runtime on it joins the service.
     return asServiceStore(store, { leaseMs: options.leaseMs, log: (line: string) => console.log(line) });

@@ -29,7 +29,7 @@ export interface StepwiseHttpServer {
  * (./stepwise-server.ts) at the root of an express app on one http server. Reads no env, never listens.
  */
 export function createServer(options: ServerOptions): StepwiseHttpServer {
-  // A frame refused by the fence is no error of this server's: its run already stopped here (the cluster logs it).
+  // A frame refused by the fence is no error of this server's: its run already stopped here (the service logs it).
   const onFrameError = options.onError && ((error: unknown) => void (error instanceof LeaseLostError || options.onError?.(error)));
   const stepwise = createStepwise({
     ...(onFrameError ? { onFrameError } : {}),

@@ -59,7 +59,7 @@ export type RedisStoreOptions = RedisStoreConfig;
  * instances). It connects in the background: an unreachable Redis makes the first read (`recover()`)
  * fail with `StoreUnavailableError`. `url` defaults to `redis://127.0.0.1:6379`, `keyPrefix` to
  * `stepwise:`. The store alone: the service a runtime on it joins is chosen where the service is
- * assembled (src/cluster/service-store.ts, the package's `createRedisStore`; the CLI's `serve`).
+ * assembled (src/service/service-store.ts, the package's `createRedisStore`; the CLI's `serve`).
  */
 export function createRedisStore<E extends FrameEvent = FrameEvent>(options: RedisStoreOptions = {}): RedisStore<E> {
   return redisAdapter().createRedisStore<E>(options);

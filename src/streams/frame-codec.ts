@@ -9,7 +9,7 @@ import { toSemFrame, type FrameContext, type SemFrame } from './sem-frames.js';
  * The one codec of a frame (docs/protocol.md, WebSocket): a hub item becomes its wire JSON once, and
  * those bytes are what the store keeps, what every client is sent, what a replay and `/hydrate` give
  * back and what another instance tails. Nothing downstream encodes a frame again; a reader parses a
- * frame's text only for a field it truly needs (the cluster's pause index, for a pause's id). One
+ * frame's text only for a field it truly needs (the service's pause index, for a pause's id). One
  * encoder serves every store: a durable store is given each frame's text as it is committed (the frame
  * log's codec, below); the memory store keeps the items, whose text is made when a client first needs it.
  */

@@ -28,7 +28,7 @@ export interface FrameLog<F extends LogFrame = SequencedEvent> {
   readonly events$: Observable<SequencedEvent>;
   /**
    * One conversation's committed frames, live: `F` is the hub's items here, and also frames of other
-   * instances as their wire text alone on one instance of a service (src/cluster/cluster-frames.ts).
+   * instances as their wire text alone on one instance of a service (src/service/service-frames.ts).
    */
   conversation$(convId: string): Observable<F>;
   /** The newest committed seq: what `ws.hello` and `/hydrate` call `last_seq`. */
@@ -65,7 +65,7 @@ export function createFrameLog(hub: EventHub, store: Store<FrameEvent, WireFrame
   const deliver = (frame: SequencedEvent): void => {
     // The one place committed frames enter: a per-conversation route, so the fan-out to one
     // conversation's clients does not filter every conversation's frames (as the hub does).
-    // Often nobody follows every conversation at once (a library user, a server with no cluster):
+    // Often nobody follows every conversation at once (a library user, a server that is no instance of a service):
     // rxjs' ES5 build, which Node loads, spends a closure and an iterator per `next` even then.
     if (events$.observed) events$.next(frame);
     channels.next(frame.event.conv_id, frame);

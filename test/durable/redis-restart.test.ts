@@ -34,7 +34,7 @@ describe('durable runs on --store redis across kill -9 and restart', () => {
     expect(await conversation(second.base, 'k1')).toEqual(done);
     // Its former self's heartbeat may still live when it starts (the run is then taken over once it
     // lapses) or be gone already on a loaded machine (the run is then recovered at start): both keep it paused.
-    await until(async () => second.stdout(), (out) => out.includes('cluster: took over the run of k2, paused again') || out.includes('1 run(s) resumed (1 paused)'), 5000);
+    await until(async () => second.stdout(), (out) => out.includes('service: took over the run of k2, paused again') || out.includes('1 run(s) resumed (1 paused)'), 5000);
 
     const paused = await SemClient.connect(`${second.wsBase}/ws?conv_id=k2&since_seq=0`);
     expect(paused.hello.pending_pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, deadline_ms: pause.deadline_ms })]);

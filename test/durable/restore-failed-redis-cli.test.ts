@@ -41,9 +41,9 @@ describe('serve --store redis: a run that cannot be taken over after kill -9', (
   const { dir: d, serve } = useDurableServers();
 
   it.each([
-    // Started at once, the new instance mostly takes the run over (`cluster: the run …`); on a loaded
+    // Started at once, the new instance mostly takes the run over (`service: the run …`); on a loaded
     // machine the dead one may have lapsed already by its start (`store: the run …`): both end it.
-    { when: 'once the dead instance lapsed (a takeover)', downMs: 0, line: /(cluster|store): the run/ },
+    { when: 'once the dead instance lapsed (a takeover)', downMs: 0, line: /(service|store): the run/ },
     { when: 'at the start (the dead instance lapsed already)', downMs: 1500, line: /store: the run/ },
   ])('should end only the spoiled run failed $when, take the others over paused, and not try it again', async ({ downMs, line }) => {
     const script = d().script('tool', 'slow');

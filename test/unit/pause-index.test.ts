@@ -1,14 +1,14 @@
 import { firstValueFrom, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPauseIndex } from '../../src/cluster/pause-index.js';
+import { createPauseIndex } from '../../src/service/pause-index.js';
 import type { PauseFeedFrame } from '../../src/core/directory.js';
 import { createScriptedEngine, createStepwise, defineTool } from '../../src/index.js';
 
 const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => ({ text }) });
 
 /**
- * The cluster's pause index (src/cluster/pause-index.ts) learns a pause's conversation from the service's pause feed
+ * The cluster's pause index (src/service/pause-index.ts) learns a pause's conversation from the service's pause feed
  * too: the frames every instance publishes, as their text alone, with no socket of this instance relaying them.
  */
 describe('createPauseIndex', () => {

@@ -17,7 +17,7 @@
  * - Pending pauses are also indexed by deadline (`pause-deadlines`), so the inbox reads the soonest
  *   a page at a time (./pause-deadlines.ts).
  *
- * Ownership and commands are the cluster's, built on this adapter (src/cluster/index.ts): a lease per
+ * Leases and commands are the service's, built on this adapter (src/service/index.ts): a lease per
  * conversation (`conv:{id}:lease`, the owner's token `<instance>/<epoch>`, no expiry) checked inside
  * every write script (fencing), one heartbeat per instance (`instance:{id}:alive`) and the registry of
  * instances (`instances`), and commands over pub/sub on `instance:{id}:commands`.

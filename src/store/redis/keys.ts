@@ -49,7 +49,7 @@ export interface ConversationKeys {
   readonly checkpoints: string;
   /**
    * STRING the token of the instance that runs it, `<instance id>/<epoch>`, no expiry: held while that instance's heartbeat
-   * (`instance:{id}:alive`) lives, taken over once it lapsed (see src/cluster/run-leases.ts).
+   * (`instance:{id}:alive`) lives, taken over once it lapsed (see src/service/run-leases.ts).
    */
   readonly lease: string;
   /** STRING counter, INCR'd at each acquisition: a token is never issued twice. */

@@ -5,7 +5,7 @@
  *   of the instance that runs it, which every write of the run carries (the store refuses it otherwise).
  * - Commands (./commands.ts): the command port over pub/sub, so a command reaches the instance that
  *   runs its conversation.
- * - Frames (./cluster-frames.ts): the frame source a WebSocket follows, wherever the run executes.
+ * - Frames (./service-frames.ts): the frame source a WebSocket follows, wherever the run executes.
  * - Directory (./directory.ts): the conversations and pauses the read routes show, the service's.
  * - Failover (./orphans.ts): the runs of an instance that died are taken over.
  */
@@ -13,12 +13,12 @@ import type { RunOwnership } from '../core/ownership.js';
 import type { RecoverOptions } from '../sessions/recovery.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { createServiceDirectory } from './directory.js';
-import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ClusterCommands, type ClusterConfig } from './instance.js';
+import { commandsOf, connectInstance, recoverClaimed, watchOrphansOf, type ServiceCommands, type InstanceConfig } from './instance.js';
 
-export type { ClusterConfig, ClusterStore } from './instance.js';
+export type { InstanceConfig, InstanceStore } from './instance.js';
 
 /** A runtime joined to its service. */
-export interface ClusterRuntime {
+export interface ServiceRuntime {
   readonly instanceId: string;
   /**
    * The runtime as an instance of the service: its `frames` follow every instance's frames, its
@@ -30,10 +30,10 @@ export interface ClusterRuntime {
   readonly ownership: RunOwnership;
 }
 
-export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRuntime {
+export function joinService(base: Stepwise, config: InstanceConfig): ServiceRuntime {
   const instance = connectInstance(base, config);
   const { store, leases, frames, pauses, pauseFeed, join } = instance;
-  const parts: { orphans?: { dispose(): void }; commands?: ClusterCommands; recovery?: RecoverOptions } = {};
+  const parts: { orphans?: { dispose(): void }; commands?: ServiceCommands; recovery?: RecoverOptions } = {};
   const stop = (): void => {
     pauses.dispose();
     pauseFeed.dispose();
@@ -49,7 +49,7 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
     // that instance's run, stopped there by its refused writes: it goes on here, and a new run waits.
     if (held && base.sessions.get(convId)?.running !== true && (await store.checkpoints(convId)).length > 0) {
       const taken = await base.takeOver(convId, parts.recovery ?? {});
-      instance.log(`cluster: took over the run of ${convId} with its lease (its instance stalled past its heartbeat)${taken.failed ? '; it ended failed' : ''}`);
+      instance.log(`service: took over the run of ${convId} with its lease (its instance stalled past its heartbeat)${taken.failed ? '; it ended failed' : ''}`);
     }
     return held;
   };
@@ -80,4 +80,4 @@ export function joinCluster(base: Stepwise, config: ClusterConfig): ClusterRunti
   return { instanceId: instance.instanceId, stepwise, ownership: { claim } };
 }
 
-export { createClusterFrames, type FrameTail$ } from './cluster-frames.js';
+export { createServiceFrames, type FrameTail$ } from './service-frames.js';

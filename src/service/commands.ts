@@ -3,7 +3,7 @@ import type { Command, CommandHandler, CommandPort, CommandRequest, CommandResul
 import type { RunLeases } from './run-leases.js';
 import { createReplyWaits, type ReplyWaits } from './reply-waits.js';
 
-export interface ClusterCommandsConfig {
+export interface ServiceCommandsConfig {
   readonly leases: RunLeases;
   /** Publishes commands and replies. */
   readonly publisher: Redis;
@@ -43,7 +43,7 @@ const retry = (code: string, message: string): CommandResult => ({ ok: false, er
  * over (within the lease plus a second), never with a wait and never with 404 for a pause that
  * exists. Commands are served concurrently.
  */
-export function createClusterCommands(config: ClusterCommandsConfig): CommandPort & { ready: Promise<void>; dispose(): void } {
+export function createServiceCommands(config: ServiceCommandsConfig): CommandPort & { ready: Promise<void>; dispose(): void } {
   const { leases, subscriber } = config;
   const channelOf = (instanceId: string): string => `${config.channel.before}${instanceId}${config.channel.after}`;
   const own = channelOf(leases.instanceId);
@@ -121,7 +121,7 @@ async function answerOf(
  * Serves the commands that come on this instance's channel (`own`), replying on the sender's, and
  * hands the replies that come on its own `:replies` channel to their waits. Resolves once subscribed.
  */
-function listen(config: ClusterCommandsConfig, own: string, waits: ReplyWaits, channelOf: (instanceId: string) => string): Promise<void> {
+function listen(config: ServiceCommandsConfig, own: string, waits: ReplyWaits, channelOf: (instanceId: string) => string): Promise<void> {
   const { publisher, subscriber } = config;
   const serve = async (envelope: Envelope): Promise<void> => {
     const reply = await config.handler(envelope.request).catch(

@@ -45,7 +45,7 @@ describe('the failover watch', () => {
 
     // A stops (SIGTERM: its runs are suspended and their leases let go): B takes every one over, same pause ids.
     expect(await a.stop('SIGTERM')).toBe(0);
-    await until(async () => b.stdout(), (out) => convs.every((conv) => out.includes(`cluster: took over the run of ${conv}, paused again`)), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
+    await until(async () => b.stdout(), (out) => convs.every((conv) => out.includes(`service: took over the run of ${conv}, paused again`)), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
     const onB = (await get(b.base, '/debug/pauses')).body.pauses as { pause_id: string; conv_id: string }[];
     const ids = (pauses: { pause_id: string; conv_id: string }[]): string[] => pauses.filter((pause) => convs.includes(pause.conv_id)).map((pause) => pause.pause_id).sort();
     expect(ids(onB)).toEqual(ids(paused));

@@ -19,7 +19,7 @@ const REMEMBERED = 10_000;
  * Which conversation each pause belongs to, learnt from the `paused` frames this instance relays to its
  * clients (its own runs' and, through the store's tail, other instances') and from the service's pause
  * feed (every instance's). A continue posted here finds the run's conversation without asking the store
- * (one Redis round trip less in `cluster_resume`, and under load no wait behind the store's commit). A
+ * (one Redis round trip less on a forwarded decision, and under load no wait behind the store's commit). A
  * pause never changes conversation, so what is remembered stays true.
  */
 export function createPauseIndex(frames$: Observable<IndexedFrame>, limit = REMEMBERED): PauseIndex {

@@ -45,7 +45,7 @@ describe('hibernation across instances', () => {
     const { ws: onA, pause } = await runToPause(a.base, a.wsBase, 'hb2');
     await sleep(HIBERNATED_MS);
     await a.stop('SIGKILL');
-    await until(async () => b.stdout(), (out) => out.includes('cluster: took over the run of hb2, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
+    await until(async () => b.stdout(), (out) => out.includes('service: took over the run of hb2, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
     // Left long enough on B to hibernate there too before it is decided.
     await sleep(HIBERNATED_MS);
     const onB = await SemClient.connect(`${b.wsBase}/ws?conv_id=hb2&since_seq=${pause.seq as number}`);

@@ -1,6 +1,6 @@
 import type { ListedPause } from '../core/directory.js';
 import type { FrameEvent, Store } from '../core/store.js';
-import type { ClusterStore } from './instance.js';
+import type { InstanceStore } from './instance.js';
 import { wirePause } from './wire-pause.js';
 
 /** Pauses read from the deadline index at a time. */
@@ -14,7 +14,7 @@ const PAGE = 200;
  * such a listing can miss a pause the next one shows.
  */
 export async function soonestStoredPauses(
-  store: Pick<Store<FrameEvent>, 'flush'> & Pick<ClusterStore, 'pausesByDeadline'>,
+  store: Pick<Store<FrameEvent>, 'flush'> & Pick<InstanceStore, 'pausesByDeadline'>,
   shown: (listed: ListedPause) => boolean,
   limit: number,
 ): Promise<ListedPause[]> {

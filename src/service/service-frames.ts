@@ -18,12 +18,12 @@ export type FrameTail$ = (convId: string, sinceSeq: number) => Observable<Stored
  * reads the store when its buffer does not hold the frames asked for. The hub is told the seqs seen,
  * so a run this instance starts later goes on after them.
  */
-/** The cluster's frame log, and every frame it relays (its own and, through the tail, other instances'). */
-export interface ClusterFrameLog extends FrameLog<LogFrame> {
+/** The service's frame log on this instance, and every frame it relays (its own and, through the tail, other instances'). */
+export interface ServiceFrameLog extends FrameLog<LogFrame> {
   readonly relayed$: Observable<LogFrame>;
 }
 
-export function createClusterFrames(local: FrameLog<LogFrame>, hub: EventHub, store: Pick<Store<FrameEvent, WireFrame>, 'frames'>, tail$: FrameTail$): ClusterFrameLog {
+export function createServiceFrames(local: FrameLog<LogFrame>, hub: EventHub, store: Pick<Store<FrameEvent, WireFrame>, 'frames'>, tail$: FrameTail$): ServiceFrameLog {
   // Per conversation, the newest seq `events$` has carried: each frame reaches the encoder once,
   // from the local log or from the tail, whichever is first.
   const seen = new Map<string, number>();

@@ -21,7 +21,7 @@ describe('failover between instances', () => {
     const { ws: onA, pause } = await runToPause(a.base, a.wsBase, 'fo1');
     await a.stop('SIGKILL');
 
-    await until(async () => b.stdout(), (out) => out.includes('cluster: took over the run of fo1, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
+    await until(async () => b.stdout(), (out) => out.includes('service: took over the run of fo1, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
     const listed = await get(b.base, '/debug/pauses?conv_id=fo1');
     expect(listed.body.pauses).toEqual([expect.objectContaining({ pause_id: pause.pause_id, phase: 'after_inference', deadline_ms: pause.deadline_ms })]);
     expect(listed.body.pauses[0].tool_calls).toEqual(pause.extra.tool_calls.map(({ id, name, input }: { id: string; name: string; input: unknown }) => ({ id, name, input })));
@@ -53,7 +53,7 @@ describe('failover between instances', () => {
 
     // B's tool is quick (no SLOW_TOOL_MS): the run it took over ends there.
     const end = await onB.waitFor((frame) => frame.type === 'run.end', 0, TEST_LEASE_MS + 1000 + POLL_SLACK_MS + 5000);
-    expect(b.stdout()).toContain('cluster: took over the run of fo2');
+    expect(b.stdout()).toContain('service: took over the run of fo2');
     expect(end).toMatchObject({ status: 'completed' });
     expect(d().runs()).toEqual(['slow_idempotent', 'slow_idempotent']);
     expect(seqs(onB)).toEqual(Array.from({ length: end.seq as number }, (_, i) => i + 1));

@@ -16,7 +16,7 @@ import { checkConversation, checkDecisionTrail, checkGapless, checkSameFrames, h
  * other instance for some conversations and through either for others. Neither process exits, every run ends,
  * every stream is gapless on the instance it joined and in the store, and every acknowledged decision is honoured.
  *
- * Replay a failure with `STEPWISE_FUZZ_SEED=<seed> npx vitest run test/cluster/hostile-model.test.ts`; for a post-mortem,
+ * Replay a failure with `STEPWISE_FUZZ_SEED=<seed> npx vitest run test/service/hostile-model.test.ts`; for a post-mortem,
  * `STEPWISE_FUZZ_DUMP=<dir>` writes each socket's frames, each conversation's runs and both instances' output there, and
  * `STEPWISE_FUZZ_LEASE_MS` sets `--lease-ms` (default `serve`'s own 5000 ms). With the cluster tests' 1000 ms a hostile
  * answer can hold an instance's event loop past its lease; a run then seen as ownerless while its instance lives is

@@ -3,7 +3,7 @@ import type { ConversationDirectory, ConversationSummary, ListedPause, PauseFeed
 import type { ConversationRecord, FrameEvent, Store } from '../core/store.js';
 import { StoreUnavailableError } from '../core/store-errors.js';
 import type { Stepwise } from '../sessions/runtime.js';
-import type { ClusterStore } from './instance.js';
+import type { InstanceStore } from './instance.js';
 import { soonestStoredPauses } from './soonest-pauses.js';
 import { wirePause } from './wire-pause.js';
 
@@ -11,7 +11,7 @@ export interface ServiceDirectoryPorts {
   readonly stepwise: Pick<Stepwise, 'sessions' | 'controller'>;
   /** This instance's own view: its sessions and its controller's pauses. */
   readonly local: ConversationDirectory;
-  readonly store: Store<FrameEvent> & Pick<ClusterStore, 'pausesByDeadline'>;
+  readonly store: Store<FrameEvent> & Pick<InstanceStore, 'pausesByDeadline'>;
   /** Makes a conversation another instance created known here (./adopt.ts). */
   readonly join: (convId: string) => Promise<void>;
   /** Every instance's pause and resume frames (./pause-feed.ts). */

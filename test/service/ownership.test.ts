@@ -44,7 +44,7 @@ describe('ownership of runs across instances', () => {
     const [a, b] = await Promise.all([serve(d(), script, flags()), serve(d(), script, flags())]);
     const { ws: onA, pause } = await runToPause(a.base, a.wsBase, 'own2');
     signal(a.process.pid, 'SIGSTOP');
-    await until(async () => b.stdout(), (out) => out.includes('cluster: took over the run of own2, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
+    await until(async () => b.stdout(), (out) => out.includes('service: took over the run of own2, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
 
     // A wakes up holding the pause it had; a decision posted to it at once is either refused (503,
     // nothing recorded) or served by B, the owner now: never acknowledged by A.
@@ -111,7 +111,7 @@ describe('ownership of runs across instances', () => {
     expect((await post(a.base, '/debug/continue', { pause_id: pause.pause_id })).status).toBe(200);
     const afterTools = await onB.waitFor((frame) => frame.type === 'debugger.pause' && frame.phase === 'after_tools');
     await a.stop('SIGKILL');
-    await until(async () => b.stdout(), (out) => out.includes('cluster: took over the run of own5, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
+    await until(async () => b.stdout(), (out) => out.includes('service: took over the run of own5, paused again'), TEST_LEASE_MS + 1000 + POLL_SLACK_MS);
     expect((await get(b.base, '/debug/pauses?conv_id=own5')).body.pauses).toEqual([expect.objectContaining({ pause_id: afterTools.pause_id })]);
     expect((await post(b.base, '/debug/continue', { pause_id: afterTools.pause_id })).status).toBe(200);
     expect(await onB.waitFor((frame) => frame.type === 'run.end')).toMatchObject({ status: 'completed' });

@@ -9,11 +9,11 @@ import type { Stepwise } from '../sessions/runtime.js';
 import type { ServiceStore } from '../sessions/service.js';
 import { createRedisStore as createRedisAdapter, type RedisStoreOptions as RedisAdapterOptions } from '../store/index.js';
 import type { RedisStore } from '../store/redis/redis-store.js';
-import { joinCluster, type ClusterConfig, type ClusterStore } from './index.js';
+import { joinService, type InstanceConfig, type InstanceStore } from './index.js';
 
 /** The Redis store as the store of a service: a runtime made on it joins the service as one instance of it. */
-export function asServiceStore<S extends ClusterStore>(store: S, config: Omit<ClusterConfig, 'store'>): S & ServiceStore {
-  return Object.assign(store, { joinService: (base: Stepwise) => joinCluster(base, { ...config, store }) });
+export function asServiceStore<S extends InstanceStore>(store: S, config: Omit<InstanceConfig, 'store'>): S & ServiceStore {
+  return Object.assign(store, { joinService: (base: Stepwise) => joinService(base, { ...config, store }) });
 }
 
 export interface RedisStoreOptions extends RedisAdapterOptions {

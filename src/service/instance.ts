@@ -4,8 +4,8 @@ import type { CommandHandler } from '../core/commands.js';
 import type { RecoverOptions, RecoveryReport } from '../sessions/recovery.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { adoptConversation } from './adopt.js';
-import { createClusterFrames } from './cluster-frames.js';
-import { createClusterCommands } from './commands.js';
+import { createServiceFrames } from './service-frames.js';
+import { createServiceCommands } from './commands.js';
 import { merge, type Observable } from 'rxjs';
 import type { FrameEvent, Store, StoredFrame } from '../core/store.js';
 import type { PausePage } from '../store/redis/pause-deadlines.js';
@@ -16,7 +16,7 @@ import { createServicePauseFeed, type ServicePauseFeed } from './pause-feed.js';
 import { createPauseIndex } from './pause-index.js';
 
 /** The store an instance of a service shares with the others (the Redis store). */
-export interface ClusterStore extends Store<FrameEvent> {
+export interface InstanceStore extends Store<FrameEvent> {
   tail$(convId: string, sinceSeq?: number): Observable<StoredFrame>;
   /** The conversation of any pause of the service, pending or resolved. */
   convOfPause(pauseId: string): Promise<string | undefined>;
@@ -31,8 +31,8 @@ export interface ClusterStore extends Store<FrameEvent> {
   connect(): Redis;
 }
 
-export interface ClusterConfig {
-  readonly store: ClusterStore;
+export interface InstanceConfig {
+  readonly store: InstanceStore;
   /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
   readonly leaseMs?: number;
   /** How long a command delivered to the instance running its conversation waits for its answer before a 503, ms. Default 2000. */
@@ -41,14 +41,14 @@ export interface ClusterConfig {
   readonly log?: (line: string) => void;
 }
 
-/** The parts of one instance of a service that `joinCluster` (./index.ts) joins a runtime through. */
-export type ClusterCommands = ReturnType<typeof createClusterCommands>;
+/** The parts of one instance of a service that `joinService` (./index.ts) joins a runtime through. */
+export type ServiceCommands = ReturnType<typeof createServiceCommands>;
 
 /** One instance's connections and the parts its runtime is joined through. */
 export interface Instance {
   readonly base: Stepwise;
-  readonly store: ClusterStore;
-  readonly config: ClusterConfig;
+  readonly store: InstanceStore;
+  readonly config: InstanceConfig;
   readonly instanceId: string;
   readonly leaseMs: number;
   readonly log: (line: string) => void;
@@ -56,7 +56,7 @@ export interface Instance {
   readonly redis: Redis;
   readonly connect: () => Redis;
   readonly leases: RunLeases;
-  readonly frames: ReturnType<typeof createClusterFrames>;
+  readonly frames: ReturnType<typeof createServiceFrames>;
   /** Every instance's pause and resume frames (the inbox across the service, ./pause-feed.ts). */
   readonly pauseFeed: ServicePauseFeed;
   readonly pauses: ReturnType<typeof createPauseIndex>;
@@ -65,7 +65,7 @@ export interface Instance {
   readonly disconnect: () => void;
 }
 
-export function connectInstance(base: Stepwise, config: ClusterConfig): Instance {
+export function connectInstance(base: Stepwise, config: InstanceConfig): Instance {
   const { store } = config;
   const instanceId = `inst_${randomBytes(6).toString('hex')}`;
   const leaseMs = config.leaseMs ?? 5000;
@@ -77,7 +77,7 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
   const log = config.log ?? (() => undefined);
   const runningHere = (): string[] => base.sessions.list().filter((session) => session.running).map((session) => session.conv_id);
   const leases = fencedLeases(base, store, { instanceId, leaseMs, log, redis, heartbeat, runningHere });
-  const frames = createClusterFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
+  const frames = createServiceFrames(base.frames, base.hub, store, (convId, sinceSeq) => store.tail$(convId, sinceSeq));
   const pauseFeed = createServicePauseFeed({
     instanceId,
     local$: base.directory.pauseFrames$,
@@ -111,14 +111,14 @@ export function connectInstance(base: Stepwise, config: ClusterConfig): Instance
 }
 
 /** An instance's heartbeat key, `instance:{<id>}:alive`, as the parts before and after its id. */
-const heartbeatKeyOf = (store: ClusterStore): { before: string; after: string } => ({ before: `${store.keys.prefix}instance:{`, after: '}:alive' });
+const heartbeatKeyOf = (store: InstanceStore): { before: string; after: string } => ({ before: `${store.keys.prefix}instance:{`, after: '}:alive' });
 /** The service's instance registry: the SET of every instance that has beaten. */
-const registryKeyOf = (store: ClusterStore): string => `${store.keys.prefix}instances`;
+const registryKeyOf = (store: InstanceStore): string => `${store.keys.prefix}instances`;
 
 /** Leases by heartbeat, and the store's writes fenced with their tokens. */
 function fencedLeases(
   base: Stepwise,
-  store: ClusterStore,
+  store: InstanceStore,
   parts: { instanceId: string; leaseMs: number; log: (line: string) => void; redis: Redis; heartbeat: Redis; runningHere: () => string[] },
 ): RunLeases {
   const { log } = parts;
@@ -131,7 +131,7 @@ function fencedLeases(
     running: parts.runningHere,
     beforeRelease: () => store.flush(),
     onLost: (convId) => {
-      if (base.sessions.relinquish(convId)) log(`cluster: another instance runs ${convId} now (this one stalled past its lease); its run stopped here`);
+      if (base.sessions.relinquish(convId)) log(`service: another instance runs ${convId} now (this one stalled past its lease); its run stopped here`);
     },
   });
   // A refused write means another instance runs the conversation now: it stops here at once, before
@@ -140,16 +140,16 @@ function fencedLeases(
     tokenOf: leases.tokenOf,
     onRefused: (convId) => {
       leases.drop(convId);
-      if (base.sessions.relinquish(convId)) log(`cluster: the store refused a write of ${convId} (another instance runs it now); its run stopped here`);
+      if (base.sessions.relinquish(convId)) log(`service: the store refused a write of ${convId} (another instance runs it now); its run stopped here`);
     },
   });
   return leases;
 }
 
 /** The command port over pub/sub, serving what reaches this instance with `handler`. */
-export function commandsOf(instance: Instance, handler: CommandHandler): ClusterCommands {
+export function commandsOf(instance: Instance, handler: CommandHandler): ServiceCommands {
   const { base, store, pauses } = instance;
-  return createClusterCommands({
+  return createServiceCommands({
     leases: instance.leases,
     publisher: instance.redis,
     subscriber: instance.connect(),
@@ -192,10 +192,10 @@ export function watchOrphansOf(instance: Instance, options: RecoverOptions): { d
     takeOver: async (convId) => {
       const taken = await base.takeOver(convId, options);
       // Ended failed and stored as ended: it is not taken over again at the next look.
-      for (const failed of taken.failed ?? []) log(`cluster: the run ${failed.inference_id} of ${convId} could not be taken over and ended failed: ${failed.error}`);
+      for (const failed of taken.failed ?? []) log(`service: the run ${failed.inference_id} of ${convId} could not be taken over and ended failed: ${failed.error}`);
       if (taken.failed) return;
-      log(taken.runs > 0 ? `cluster: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its instance stopped)` : `cluster: took over ${convId}: no unfinished run left to resume`);
+      log(taken.runs > 0 ? `service: took over the run of ${convId}${taken.pauses > 0 ? ', paused again' : ''} (its instance stopped)` : `service: took over ${convId}: no unfinished run left to resume`);
     },
-    onError: (convId, error) => log(`cluster: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
+    onError: (convId, error) => log(`service: ${convId ? `taking over ${convId}` : 'looking for orphaned runs'} failed: ${(error as Error).message}`),
   });
 }
