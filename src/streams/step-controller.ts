@@ -108,7 +108,8 @@ class Controller implements Hibernator {
     return new Observable<PauseResolution>((subscriber) => {
       const { book, hibernateAfterMs } = this;
       const now = book.scheduler.now();
-      const restore = this.restores(request.inference_id, request.phase) ? this.restoring.get(request.inference_id) : undefined;
+      const restored = this.restoring.get(request.inference_id);
+      const restore = restored?.phase === request.phase ? restored : undefined;
       if (restore) this.restoring.delete(request.inference_id);
       const info = pauseInfoOf(request, restore ?? { pause_id: this.ports.ids.next('pause'), deadline_ms: now + this.pauseTimeoutMs });
       const entry = residentPause(book, info, request, subscriber);
