@@ -24,6 +24,8 @@ export interface LeaseSyncConfig {
   readonly running: () => readonly string[];
   /** Before a lease is released: the store has committed the run's end. */
   readonly beforeRelease?: () => Promise<void>;
+  /** Whether an acquire of the conversation is on its way to Redis: its lease is not to be released under it. */
+  readonly acquiring: (convId: string) => boolean;
 }
 
 /**
@@ -47,9 +49,12 @@ export function createLeaseSync(redis: Redis, held: HeldLeases, config: LeaseSyn
     const ended = [...held].filter(([convId, lease]) => !running.has(convId) && (lease.ran || now - lease.at > config.leaseMs));
     if (ended.length === 0) return;
     await config.beforeRelease?.();
-    // Still ended after the flush, and not taken again meanwhile: a run started since keeps its lease.
+    // Still ended after the flush, and not taken again meanwhile: a run started since keeps its lease. Nor
+    // being taken again now: the acquire script finds this instance's own token and keeps it, and a release
+    // sent after it would delete the lease the new run's writes then carry (each refused as lease_lost).
     const still = new Set(config.running());
-    await Promise.all(ended.filter(([convId, lease]) => !still.has(convId) && held.get(convId) === lease).map(([convId, lease]) => release(convId, lease.token)));
+    const free = ended.filter(([convId, lease]) => !still.has(convId) && !config.acquiring(convId) && held.get(convId) === lease);
+    await Promise.all(free.map(([convId, lease]) => release(convId, lease.token)));
   };
   let syncing: Promise<void> | undefined;
   return {

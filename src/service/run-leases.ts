@@ -79,9 +79,11 @@ return token`;
  */
 export function createRunLeases(redis: Redis, heartbeat: Redis, config: RunLeasesConfig): RunLeases {
   const held: HeldLeases = new Map();
+  // Acquires on their way, by conversation: a release waits for none of them and is not sent under one.
+  const acquiring = new Map<string, number>();
   const { before, after } = config.heartbeatKey;
   const beat = createHeartbeat(redis, heartbeat, held, { ...config, key: `${before}${config.instanceId}${after}` });
-  const leases = createLeaseSync(redis, held, config);
+  const leases = createLeaseSync(redis, held, { ...config, acquiring: (convId) => acquiring.has(convId) });
   const lookup = createHolderLookup(redis, config);
   let disposed = false;
 
@@ -97,12 +99,19 @@ export function createRunLeases(redis: Redis, heartbeat: Redis, config: RunLease
     tokenOf: (convId) => held.get(convId)?.token,
     acquire: async (convId) => {
       if (disposed) return false;
-      await beat.started();
-      const { lease, epoch } = config.keysOf(convId);
-      const token = (await reaching(redis.eval(ACQUIRE, 2, lease, epoch, config.instanceId, before, after))) as string | null;
-      if (token === null) return false;
-      held.set(convId, { token, at: Date.now(), ran: false });
-      return true;
+      acquiring.set(convId, (acquiring.get(convId) ?? 0) + 1);
+      try {
+        await beat.started();
+        const { lease, epoch } = config.keysOf(convId);
+        const token = (await reaching(redis.eval(ACQUIRE, 2, lease, epoch, config.instanceId, before, after))) as string | null;
+        if (token === null) return false;
+        held.set(convId, { token, at: Date.now(), ran: false });
+        return true;
+      } finally {
+        const left = (acquiring.get(convId) ?? 1) - 1;
+        if (left === 0) acquiring.delete(convId);
+        else acquiring.set(convId, left);
+      }
     },
     sendToHolder: lookup.sendToHolder,
     orphans: async (convIds) => {
@@ -112,7 +121,8 @@ export function createRunLeases(redis: Redis, heartbeat: Redis, config: RunLease
     drop: (convId) => void held.delete(convId),
     release: async (convId) => {
       const lease = held.get(convId);
-      if (!lease) return;
+      // Taken again meanwhile (an acquire on its way keeps this very token): it is that run's now.
+      if (!lease || acquiring.has(convId)) return;
       // Kept while Redis cannot be told: the next sync lets it go (no run ever started on it).
       await releaseLease(redis, config.keysOf(convId).lease, lease.token);
       if (held.get(convId) === lease) held.delete(convId);
