@@ -57,13 +57,13 @@ export function retryCause(outcome: Outcome): string | undefined {
 
 /**
  * Whether an earlier attempt may have taken effect though its answer was lost: the request reached an
- * instance (reset or timeout, not refused), the owner (`owner_unavailable`), or the owner recorded it
- * but the store did not confirm the write within 4 s (`store_unavailable`: "a decision already
- * recorded answers 409 pause_resolved", docs/protocol.md, Errors; seen under load at 30 000 runs).
+ * instance (reset or timeout, not refused), or a 503 says its outcome is unknown (the instance running the
+ * conversation did not answer in time, or the store did not confirm the write: docs/protocol.md, Several
+ * instances). Any other 503 took no effect, so a decision found recorded after one is a violation.
  */
 export function mayHaveApplied(outcome: Outcome): boolean {
   if (outcome.failure !== undefined) return outcome.failure !== 'ECONNREFUSED';
-  return outcome.status === 503 && (outcome.body?.error?.code === 'owner_unavailable' || outcome.body?.error?.code === 'store_unavailable');
+  return outcome.status === 503 && outcome.body?.error?.details?.outcome === 'unknown';
 }
 
 export interface RetryConfig {

@@ -123,6 +123,19 @@ export const failureOf = (error: CommandError): CommandFailure => ({
 /** Not done now, with nothing changed: the same command may be sent again in a second. */
 export const tryAgainLater = (code: string, message: string): CommandError => new CommandError(code, message, undefined, undefined, 1);
 
+/**
+ * How long a command waits for what it did to be committed. An instance that sends a command to the one
+ * running its conversation waits longer than this for the reply, so the answer is that instance's own.
+ */
+export const COMMIT_WAIT_MS = 4000;
+
+/**
+ * Not confirmed in time, so it may still take effect (docs/protocol.md, Several instances): unlike
+ * `tryAgainLater`, `details.outcome` is `unknown`. Sent again, a decision already recorded answers
+ * 409 `pause_resolved`.
+ */
+export const outcomeUnknown = (code: string, message: string): CommandError => new CommandError(code, message, { outcome: 'unknown' }, undefined, 1);
+
 /** One process alone: every command is its own. */
 export function createLocalCommands(handler: CommandHandler, convOfPause: (pauseId: string) => string | undefined): CommandPort {
   return {

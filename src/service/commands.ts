@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Command, CommandHandler, CommandPort, CommandRequest, CommandResult } from '../core/commands.js';
+import { failureOf, outcomeUnknown, type Command, type CommandHandler, type CommandPort, type CommandRequest, type CommandResult } from '../core/commands.js';
 import type { RunLeases } from './run-leases.js';
 import { createReplyWaits, type ReplyWaits } from './reply-waits.js';
 
@@ -19,7 +19,10 @@ export interface ServiceCommandsConfig {
   readonly hasUnfinishedRun: (convId: string) => Promise<boolean>;
   /** The conversation of a pause, from what this instance knows or the store. */
   readonly convOfPause: (pauseId: string) => Promise<string | undefined>;
-  /** How long a delivered command waits for the reply of the instance running its conversation before it is answered 503, ms. */
+  /**
+   * How long a delivered command waits for the reply of the instance running its conversation before it is
+   * answered 503 with an unknown outcome, ms: longer than that instance waits for its own commit.
+   */
   readonly replyTimeoutMs: number;
 }
 
@@ -47,9 +50,10 @@ export function createServiceCommands(config: ServiceCommandsConfig): CommandPor
   const { leases, subscriber } = config;
   const channelOf = (instanceId: string): string => `${config.channel.before}${instanceId}${config.channel.after}`;
   const own = channelOf(leases.instanceId);
-  const waits = createReplyWaits(config.replyTimeoutMs, () =>
-    retry('owner_unavailable', 'the instance running this conversation did not answer in time; try again'),
-  );
+  const waits = createReplyWaits(config.replyTimeoutMs, () => ({
+    ok: false,
+    error: failureOf(outcomeUnknown('owner_unavailable', 'the instance running this conversation did not answer in time, so the command may still take effect; send it again')),
+  }));
   let counter = 0;
 
   const ready = listen(config, own, waits, channelOf);

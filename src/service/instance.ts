@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { CommandHandler } from '../core/commands.js';
+import { COMMIT_WAIT_MS, type CommandHandler } from '../core/commands.js';
 import type { RecoverOptions, RecoveryReport } from '../sessions/recovery.js';
 import type { Stepwise } from '../sessions/runtime.js';
 import { adoptConversation } from './adopt.js';
@@ -35,7 +35,7 @@ export interface InstanceConfig {
   readonly store: InstanceStore;
   /** `--lease-ms`: how long an instance lives without a heartbeat. Default 5000. */
   readonly leaseMs?: number;
-  /** How long a command delivered to the instance running its conversation waits for its answer before a 503, ms. Default 2000. */
+  /** How long a command delivered to the instance running its conversation waits for its answer before a 503, ms. Default 5000 (the commit wait and a second). */
   readonly replyTimeoutMs?: number;
   /** Where takeovers and lost runs are told (the CLI's stdout). Default: nowhere. */
   readonly log?: (line: string) => void;
@@ -158,7 +158,7 @@ export function commandsOf(instance: Instance, handler: CommandHandler): Service
     join: instance.join,
     hasUnfinishedRun: async (convId) => (await store.checkpoints(convId)).length > 0,
     convOfPause: async (pauseId) => base.controller.convOf(pauseId) ?? pauses.convOf(pauseId) ?? (await store.convOfPause(pauseId)),
-    replyTimeoutMs: instance.config.replyTimeoutMs ?? 2000,
+    replyTimeoutMs: instance.config.replyTimeoutMs ?? COMMIT_WAIT_MS + 1000,
   });
 }
 

@@ -1,4 +1,5 @@
-import { CommandError, failureOf, type Command, type CommandHandler, type CommandRequest, type CommandResult, type CommandValues } from '../../core/commands.js';
+import { CommandError, failureOf, tryAgainLater, type Command, type CommandHandler, type CommandRequest, type CommandResult, type CommandValues } from '../../core/commands.js';
+import { StoreError } from '../../core/store-errors.js';
 import type { Stepwise } from '../stepwise.js';
 import { decide } from './decide.js';
 import { cancel, stepMode } from './run-commands.js';
@@ -32,6 +33,11 @@ export function createCommandHandler(stepwise: Stepwise, config: CommandHandlerC
       return { ok: true, value: (await serve(request)) as CommandValues[C['type']] };
     } catch (error) {
       if (error instanceof CommandError) return { ok: false, error: failureOf(error) };
+      // A read the command needed (a stored pause, a conversation's owner) while the store is away: done
+      // before anything took effect, so it is sent again like any command the store could not take.
+      if (error instanceof StoreError && error.code === 'store_unavailable') {
+        return { ok: false, error: failureOf(tryAgainLater('store_unavailable', 'the store cannot be reached; try again')) };
+      }
       config.onError?.(error);
       return { ok: false, error: { code: 'internal', message: 'internal server error' } };
     }
