@@ -70,8 +70,10 @@ export function createMessageMemory(config: MessageMemoryConfig): MessageMemory 
       const convId = item.event.conv_id;
       const known = conversations.get(convId);
       if (known?.pastUpTo !== undefined && item.seq <= known.pastUpTo) return;
-      // Encoded as they come: nothing of a run is encoded after its end, so nothing of it is kept.
-      if (!keepPast && item.event.type === 'run-ended') return forgetRun(conversations, convId, item.event.inference_id);
+      // Encoded as they come: nothing of a run is encoded after its end, so nothing of it is kept. Nor
+      // while it waits at a pause (often hibernated, for days): its inference has streamed every frame, and
+      // the next one's frames carry their message id and model (src/operators/inference.ts).
+      if (!keepPast && (item.event.type === 'run-ended' || item.event.type === 'paused')) return forgetRun(conversations, convId, item.event.inference_id);
       // Known only from the store so far: what comes from now on is learned here, not there.
       if (known?.liveFrom === Number.POSITIVE_INFINITY) known.liveFrom = item.seq;
       if (!known) {

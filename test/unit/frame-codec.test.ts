@@ -26,6 +26,15 @@ describe('createFrameCodec', () => {
     expect(encodeInOrder([resumed(2), started('m'), delta('c')], 9)).toEqual(['log:run1:0', 'run1:3 m', 'run1:3 m']);
   });
 
+  it('should keep nothing of a run at a pause: the next inference is named by its own message id', () => {
+    const named = (message_id: string, model: string): StepwiseEvent => createEvent('inference-started', run, 0, { message_id, model });
+    const paused = createEvent('paused', run, 0, {
+      pause: { pause_id: 'p1', phase: 'after_inference', summary: '', deadline_ms: 1, ...run, tool_calls: [] },
+    });
+    const namedDelta = createEvent('text-delta', run, 0, { message_id: 'run1:2', delta: 'd', cumulative: 'd' });
+    expect(encodeInOrder([named('run1:1', 'm1'), paused, named('run1:2', 'm2'), namedDelta])).toEqual(['run1:1 m1', 'p1', 'run1:2 m2', 'run1:2 m2']);
+  });
+
   it('should keep nothing of a run after its end: a run of the same id starts again from 1', () => {
     expect(encodeInOrder([started('m'), ended(), started('m')])).toEqual(['run1:1 m', 'run1', 'run1:1 m']);
   });
