@@ -1,9 +1,9 @@
-import { catchError, concatMap, defer, map, of, reduce, type Observable, type OperatorFunction } from 'rxjs';
+import { concatMap, Observable, of, type OperatorFunction } from 'rxjs';
 import { messageId } from '../core/message-ids.js';
-import { charsWithin } from '../core/json-bounds.js';
 import type { Block, ToolCallBlock } from '../core/turns.js';
-import { EngineError, type EngineEvent } from '../core/engine.js';
+import { EngineError, type EngineEvent, type InferenceRequest } from '../core/engine.js';
 import { eventFrom } from '../streams/events.js';
+import { emptyAnswer, hasCall, isUsableId, refusalOf, type Answer } from './model-answer.js';
 import { endWith, engineOf, hasEnded, registryOf, withAnswer, type LoopPorts, type LoopState } from './loop-state.js';
 
 export type InferencePorts = Pick<LoopPorts, 'engine' | 'registry' | 'publish' | 'scheduler' | 'ids'>;
@@ -33,99 +33,70 @@ export function inference(ports: InferencePorts): OperatorFunction<LoopState, Lo
 
 /**
  * One inference for one state that has not ended: what `inference` does per state, as a function the
- * tool loop calls once per inference phase (no concatMap around a single state).
+ * tool loop calls once per inference phase (no concatMap around a single state). One Observable
+ * around the engine's, where `defer`, `reduce`, `map` and `catchError` were four layers, and four
+ * subscriptions, on every step of every run.
  */
 export function inferOnce(ports: InferencePorts, state: LoopState): Observable<LoopState> {
   const { run } = state;
-  const { publish, scheduler } = ports;
-  const engine = engineOf(ports, run);
   // The model message this inference is, named by the run's count of inferences: the same on every
   // instance and after a restart (a resumed inference is the same message again).
   const message = messageId(run.inference_id, state.iteration + 1);
-  return defer(() => {
-    const startedAt = scheduler.now();
-    publish(eventFrom('inference-started', run, startedAt, { message_id: message, model: engine.model, provider: engine.name }));
-    const request = {
-      conv_id: run.conv_id,
-      session_id: run.session_id,
-      inference_id: run.inference_id,
-      message_id: message,
-      turn_id: run.turn_id,
-      blocks: run.history.length === 0 ? state.blocks : [...run.history, ...state.blocks],
-      tools: registryOf(ports, run).specs(run.allowedTools),
+  return new Observable<LoopState>((subscriber) => {
+    const end = (next: () => LoopState): void => {
+      if (subscriber.closed) return;
+      let result: LoopState;
+      try {
+        result = next();
+      } catch (error) {
+        // Errors are values: a failed inference ends this run, never the session's streams, also when
+        // the engine throws instead of erroring its stream, or the answer cannot be made.
+        result = failed(ports, state, error, message);
+      }
+      subscriber.next(result);
+      subscriber.complete();
     };
-    // Unsubscribing (cancellation) unsubscribes the engine, which aborts its request.
-    return engine.infer(request).pipe(
-      reduce(foldAnswer(ports, state, message), emptyAnswer()),
-      map((answer) => answered(ports, state, answer, startedAt, message)),
-    );
-  }).pipe(
-    // Errors are values: a failed inference ends this run, never the session's streams. Outside
-    // defer, so an engine that throws instead of erroring its stream fails this run only too.
-    catchError((error: unknown) => of(failed(ports, state, error, message))),
-  );
+    const fail = (error: unknown): void => end(() => failed(ports, state, error, message));
+    try {
+      const engine = engineOf(ports, run);
+      const startedAt = ports.scheduler.now();
+      ports.publish(eventFrom('inference-started', run, startedAt, { message_id: message, model: engine.model, provider: engine.name }));
+      const request = requestOf(ports, state, message);
+      const fold = foldAnswer(ports, state, message);
+      let answer = emptyAnswer();
+      // Returned as the teardown: unsubscribing (cancellation), or a failure while it streams, unsubscribes
+      // the engine, which aborts its request.
+      return engine.infer(request).subscribe({
+        next: (event) => {
+          if (subscriber.closed) return;
+          try {
+            answer = fold(answer, event);
+          } catch (error) {
+            fail(error);
+          }
+        },
+        error: fail,
+        complete: () => end(() => answered(ports, state, answer, startedAt, message)),
+      });
+    } catch (error) {
+      fail(error);
+      return undefined;
+    }
+  });
 }
 
-/** The model's answer as it streams in; each inference folds into its own. */
-interface Answer {
-  text: string;
-  reasoning: string;
-  /** Reasoning comes first; whatever follows it (text, a call, the end) closes it. */
-  reasoningOpen: boolean;
-  readonly calls: ToolCallBlock[];
-  finished?: Extract<EngineEvent, { type: 'finished' }>;
-  /** Text of the arguments kept so far (see `refusalOf`). */
-  argsChars: number;
-  /** Calls refused as they came (see `refusalOf`): their `tool_use` errors follow the answer. */
-  refused?: { readonly id: string; readonly name: string; readonly error: string }[];
+/** What the engine is sent: the run's history and the turn so far, and the tools the run may call. */
+function requestOf(ports: InferencePorts, { run, blocks }: LoopState, message: string): InferenceRequest {
+  return {
+    conv_id: run.conv_id,
+    session_id: run.session_id,
+    inference_id: run.inference_id,
+    message_id: message,
+    turn_id: run.turn_id,
+    blocks: run.history.length === 0 ? blocks : [...run.history, ...blocks],
+    tools: registryOf(ports, run).specs(run.allowedTools),
+  };
 }
-
-const emptyAnswer = (): Answer => ({ text: '', reasoning: '', reasoningOpen: false, calls: [], argsChars: 0 });
-
-/**
- * Whether the answer or the turn so far has a call with this id already: a short scan, where a Set per
- * inference cost heap every step. A turn's `tool_use` blocks are matched to calls by id, so a model
- * repeating an id of an earlier step would otherwise answer its new call with the old result.
- */
-function hasCall(answer: Answer, blocks: readonly Block[], id: string): boolean {
-  for (const call of answer.calls) if (call.payload.id === id) return true;
-  for (const block of blocks) if (block.kind === 'tool_call' && block.payload.id === id) return true;
-  return false;
-}
-
-/**
- * A provider's call id, when it is one a transcript can carry. Decisions key their edits, answers and
- * digests by call id: an id that names a property every object has would be read from its prototype.
- */
-const isUsableId = (id: unknown): id is string =>
-  typeof id === 'string' && id.length > 0 && id.length <= MAX_CALL_ID_LENGTH && !(id.length <= LONGEST_PROTOTYPE_NAME && PROTOTYPE_NAMES.has(id));
-const MAX_CALL_ID_LENGTH = 256;
-/**
- * The names every object has, read once: `id in Object.prototype` interns each new id into the
- * engine's string table first, a cost every call paid for ids that are all different. A provider's
- * ids are longer than any of these names, so most are ruled out by their length alone.
- */
-const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
-const LONGEST_PROTOTYPE_NAME = Math.max(...[...PROTOTYPE_NAMES].map((name) => name.length));
-
-/**
- * Why the model's arguments are refused where they enter (docs/protocol.md, Untrusted input), if they
- * are: past this point digests, validation, the store and the wire walk them. A refused call gets a
- * `tool_use` error the model sees, never a pause, and nothing runs. The answer's calls share one budget
- * of text: what fits is kept, in the order the calls came.
- */
-function refusalOf(answer: Answer, args: unknown): string | undefined {
-  const found = charsWithin(args, MAX_ARGS_CHARS - answer.argsChars);
-  if (typeof found === 'number') {
-    answer.argsChars += found;
-    return undefined;
-  }
-  return found === 'too_deep' ? ARGS_TOO_DEEP : ARGS_TOO_LARGE;
-}
-/** As much text as a request body may hold: what a client may not send in one request, a model may not in one answer. */
-const MAX_ARGS_CHARS = 1024 * 1024;
-export const ARGS_TOO_DEEP = 'arguments nested too deeply';
-export const ARGS_TOO_LARGE = 'arguments too large';
 
 function closeReasoning(ports: InferencePorts, run: LoopState['run'], answer: Answer, message: string): void {
   if (!answer.reasoningOpen) return;

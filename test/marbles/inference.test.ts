@@ -110,6 +110,17 @@ describe('inference', () => {
     m.expect(engine).toHaveSubscriptions('-^-!');
   }));
 
+  it('should end the state as failed and unsubscribe from the engine when folding its answer throws', marbles((m) => {
+    const engine = m.cold<EngineEvent>('-d--d--(f|)', { d: { type: 'text-delta', delta: 'Hel' }, f: FINISHED });
+    const source = m.hot<LoopState>('-s------|', { s: loopState() });
+    const { ports } = createTestLoopPorts({ engine: engineOf(engine) });
+    // A subscriber of the hub that throws at the first delta: the state ends failed, the engine is let go.
+    const publish = ports.publish;
+    const throwing = { ...ports, publish: (event: Parameters<typeof publish>[0]) => (event.type === 'text-delta' ? (() => { throw new Error('a subscriber failed'); })() : publish(event)) };
+    m.expect(source.pipe(inference(throwing), outcomes)).toBeObservable('--f-----|', { f: 'failed' });
+    m.expect(engine).toHaveSubscriptions('-^!');
+  }));
+
   it('should unsubscribe from its source and the engine when unsubscribed (cancelled)', marbles((m) => {
     const engine = m.cold<EngineEvent>('-d-----(f|)', { d: { type: 'text-delta', delta: 'Hel' }, f: FINISHED });
     const source = m.hot<LoopState>('-s------|', { s: loopState() });
