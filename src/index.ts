@@ -59,8 +59,9 @@ export {
   type StepControllerConfig,
   type TimeoutAction,
 } from './streams/step-controller.js';
-export { defineTool, type Breakpoint, type BreakpointContext, type HumanAnswer, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
+export { defineTool, type AgentSpec, type Breakpoint, type BreakpointContext, type HumanAnswer, type Tool, type ToolContext, type ToolDefinition, type ToolErrorPolicy } from './tools/define-tool.js';
 export { defineHumanTool, UNANSWERED, type HumanToolDefinition } from './tools/define-human-tool.js';
+export { defineAgentTool, type AgentToolDefinition } from './tools/define-agent-tool.js';
 export { toTool, type HumanToolEntry } from './tools/to-tool.js';
 export { createToolExecutor, ToolTimeoutError, type ToolExecutor, type ToolExecutorConfig, type ToolOutcome } from './tools/tool-executor.js';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';

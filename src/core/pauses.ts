@@ -22,6 +22,16 @@ export interface PauseToolCall {
   readonly answer_schema?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * One agent call on the way from the root run down to a child run (docs/protocol.md, Agents inside agents): the run
+ * that made the call, the call and its tool's name.
+ */
+export interface AgentStep {
+  readonly inference_id: string;
+  readonly tool_call_id: string;
+  readonly name: string;
+}
+
 /** A pending pause, exactly the pause object of docs/protocol.md, The pause object. */
 export interface PauseInfo {
   readonly pause_id: string;
@@ -38,6 +48,9 @@ export interface PauseInfo {
   readonly kind?: 'question';
   /** With `kind: "question"`: the first question's `answer_schema` (each question call carries its own). */
   readonly answer_schema?: Readonly<Record<string, unknown>>;
+  /** Of a child run's pause: how deep its run is (1 under the root run) and the agent calls down to it; absent at the root. */
+  readonly depth?: number;
+  readonly path?: readonly AgentStep[];
 }
 
 /** One replaced tool result: what the tool returned and what the model will see instead. */

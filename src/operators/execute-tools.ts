@@ -2,7 +2,8 @@ import { concatMap, defer, filter, from, map, mergeMap, of, reduce, takeWhile, t
 import { pendingToolCalls, type Block, type ToolCall } from '../core/turns.js';
 import { eventFrom } from '../streams/events.js';
 import { deniedBy, type PauseDecision } from '../streams/step-commands.js';
-import type { ToolExecutor, ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
+import type { ChildRuns, ToolExecutor, ToolOutcome, ToolProgress } from '../tools/tool-executor.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import { isVirtualTimeMisuse } from '../tools/virtual-time.js';
 import { endWith, hasEnded, executorOf, withBlocks, withResults, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
 
@@ -38,35 +39,47 @@ export function executeTools(ports: ToolsPorts, config: ExecuteToolsConfig = {})
   return concatMap((state) => runTools(state));
 }
 
-type ToolsPorts = Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'>;
+type ToolsPorts = Pick<LoopPorts, 'executor' | 'publish' | 'scheduler'> & Partial<Pick<LoopPorts, 'registry'>>;
 
 /**
  * What `executeTools` does with one state, as a function: the tool loop calls it once per tools
  * phase with the pending calls it already knows, and needs no concatMap around a single state.
  */
-export function toolsPhase(ports: ToolsPorts, config: ExecuteToolsConfig = {}): (state: LoopState, pending?: readonly ToolCall[]) => Observable<LoopState> {
+export function toolsPhase(
+  ports: ToolsPorts,
+  config: ExecuteToolsConfig = {},
+  /** The child runs of a state's agent calls (the tool loop's; see ./child-run.ts). Default: agent calls fail. */
+  children?: (state: LoopState) => ChildRuns,
+): (state: LoopState, pending?: readonly ToolCall[]) => Observable<LoopState> {
   const { maxParallelTools } = { ...DEFAULT_EXECUTE_TOOLS_CONFIG, ...config };
   if (!Number.isInteger(maxParallelTools) || maxParallelTools < 1) {
     throw new RangeError(`executeTools: maxParallelTools must be a positive integer, got ${maxParallelTools}`);
   }
   return (state, pending) => {
     const calls = hasEnded(state) ? [] : (pending ?? pendingToolCalls(state.blocks));
-    return calls.length === 0 ? of(state) : runCalls(ports, maxParallelTools, applyEdits(state), calls);
+    if (calls.length === 0) return of(state);
+    // Made only for a phase with an agent call: most phases have none, and it would be an allocation each.
+    const registry = state.run.tools?.registry ?? ports.registry;
+    const kids = children && registry && hasAgentCall(registry, calls) ? children(state) : undefined;
+    return runCalls(ports, maxParallelTools, applyEdits(state), calls, kids);
   };
 }
+
+const hasAgentCall = (registry: ToolRegistry, calls: readonly ToolCall[]): boolean => calls.some((call) => registry.get(call.name)?.agent !== undefined);
 
 function runCalls(
   ports: ToolsPorts,
   maxParallelTools: number,
   state: LoopState,
   requested: readonly ToolCall[],
+  children: ChildRuns | undefined,
 ): Observable<LoopState> {
   const { run } = state;
   const decision = state.decision ?? CONTINUE;
   const calls = decision.action === 'edit' ? requested.map((call) => (call.id in decision.edits ? { ...call, args: decision.edits[call.id] } : call)) : requested;
   const executor = executorOf(ports, run);
 
-  const runOne = (call: ToolCall): Observable<ToolProgress> => progressOf(executor, run, decision, call);
+  const runOne = (call: ToolCall): Observable<ToolProgress> => progressOf(executor, run, decision, call, children);
   /**
    * A call's progress folded into what follows from its outcome: each event is published as it comes
    * (`started` before the tool runs), and the fold emits once the call completes. One `reduce` rather
@@ -100,12 +113,12 @@ function runCalls(
  * outcome. Apart from the fan-out because it is the decision's meaning per call, the same for one call
  * as for many.
  */
-function progressOf(executor: ToolExecutor, run: RunContext, decision: PauseDecision, call: ToolCall): Observable<ToolProgress> {
+function progressOf(executor: ToolExecutor, run: RunContext, decision: PauseDecision, call: ToolCall, children?: ChildRuns): Observable<ToolProgress> {
   // A question's answer is its result (docs/protocol.md, Questions for a human): given by a human, nothing runs.
   if (decision.action === 'answer' && Object.hasOwn(decision.answers, call.id)) return answered(call, decision.answers[call.id]);
   const denial = deniedBy(decision, call.id);
   // The digest the decision approved, if one was taken: the executor refuses other arguments.
-  if (denial === undefined) return executor.execute(call, run.allowedTools, decision.action === 'abort' ? undefined : decision.args_digests?.[call.id]);
+  if (denial === undefined) return executor.execute(call, run.allowedTools, decision.action === 'abort' ? undefined : decision.args_digests?.[call.id], children);
   return of({ type: 'finished', outcome: { tool_call_id: call.id, name: call.name, result: null, error: `denied by operator: ${denial}`, abortsRun: false } });
 }
 

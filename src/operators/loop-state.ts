@@ -21,6 +21,8 @@ export interface RunContext extends EventOrigin {
   readonly engine?: Engine;
   /** This run's tools, when its session (or the run itself) chose them; else the loop's registry and executor. */
   readonly tools?: RunTools;
+  /** A child run's step mode (docs/protocol.md, Agents inside agents): `off` pauses it only for breakpoints and questions. */
+  readonly stepMode?: 'inherit' | 'off';
 }
 
 /** A tool set of its own: the registry that advertises and validates, the executor that runs. */

@@ -54,7 +54,7 @@ export function pauseAt(
   if (hasEnded(state)) return of(state);
   const { run } = state;
   const { controller } = ports;
-  const stepping = controller.isEnabled(run.session_id);
+  const stepping = run.stepMode !== 'off' && controller.isEnabled(run.session_id);
   const registry = registryOf(ports, run);
   const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : NO_CALLS;
   if (phase === 'after_inference' && calls.length === 0) return of(state);
@@ -73,6 +73,7 @@ export function pauseAt(
         phase,
         summary: sharedSummary(summarize(phase, state, calls, registry)),
         tool_calls: toolCalls,
+        ...(run.depth === undefined ? {} : { depth: run.depth, path: run.path ?? [] }),
         ...pauseChecks(phase, registry, state),
       })
       .pipe(map((resolution) => applyResolution(phase, state, resolution.decision)));

@@ -1,8 +1,9 @@
 import { catchError, concat, concatMap, defer, EMPTY, expand, of, queueScheduler, subscribeOn, type Observable, type OperatorFunction } from 'rxjs';
 import { pendingToolCalls, type ToolCall } from '../core/turns.js';
+import { childRunsOf, DEFAULT_MAX_AGENT_DEPTH } from './child-run.js';
 import { toolsPhase } from './execute-tools.js';
 import { endsWithRefusals, inferOnce } from './inference.js';
-import { endWith, hasEnded, registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
 import { pauseAt } from './pause-point.js';
 import { hasBreakpointTool } from './pause-rules.js';
 import { snapshotHook, type SnapshotHook } from './snapshot-hook.js';
@@ -16,6 +17,8 @@ export interface ToolLoopConfig {
   readonly onSnapshot?: SnapshotHook;
   /** The checkpoint port: told each state at a phase boundary, before its next phase runs. Default none. */
   readonly onBoundary?: BoundaryHook;
+  /** How deep agents inside agents may go (docs/protocol.md, Agents inside agents). Default 4. */
+  readonly maxAgentDepth?: number;
 }
 
 /**
@@ -55,11 +58,12 @@ const FOLLOWING: Readonly<Record<LoopPhase, LoopPhase>> = Object.freeze({
  * of(initialState).pipe(toolLoop(ports, { maxIterations: 5 }), last())
  */
 export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): OperatorFunction<LoopState, LoopState> {
-  const { maxIterations } = { ...DEFAULT_TOOL_LOOP_CONFIG, ...config };
-  if (!Number.isInteger(maxIterations) || maxIterations < 1) {
-    throw new RangeError(`toolLoop: maxIterations must be a positive integer, got ${maxIterations}`);
-  }
-  const runTools = toolsPhase(ports, config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools });
+  const { maxIterations, maxAgentDepth } = checkedLimits(config);
+  // An agent call's child is a run of this very loop (./child-run.ts): a state through to its run's end.
+  const childLoop = (initial: LoopState): Observable<LoopState> => of(initial).pipe(expand(run));
+  const runTools = toolsPhase(ports, config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }, (state) =>
+    childRunsOf(ports, childLoop, state.run, maxAgentDepth),
+  );
   const hook = config.onSnapshot;
   const onBoundary = config.onBoundary;
 
@@ -77,7 +81,7 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
     const { run: context } = state;
     let phase = state.next ?? 'inference';
     // Pause points are passed over while step mode is off: no pause layer at all.
-    if (isPausePhase(phase) && !ports.controller.isEnabled(context.session_id)) phase = FOLLOWING[phase];
+    if (isPausePhase(phase) && !isStepping(ports, context)) phase = FOLLOWING[phase];
     // The calls the model asked for, found once per phase that needs them.
     const calls = phase === 'after_inference' || phase === 'tools' ? pendingToolCalls(state.blocks) : NO_CALLS;
     // A tool's own breakpoint pauses even with step mode off (one registry lookup per call otherwise).
@@ -114,6 +118,18 @@ export function toolLoop(ports: LoopPorts, config: ToolLoopConfig = {}): Operato
 
 const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 
+/** The loop's limits with their defaults, checked: a bad one fails where the loop is built. */
+function checkedLimits(config: ToolLoopConfig): { readonly maxIterations: number; readonly maxAgentDepth: number } {
+  const { maxIterations, maxAgentDepth } = { ...DEFAULT_TOOL_LOOP_CONFIG, maxAgentDepth: DEFAULT_MAX_AGENT_DEPTH, ...config };
+  if (!Number.isInteger(maxIterations) || maxIterations < 1) {
+    throw new RangeError(`toolLoop: maxIterations must be a positive integer, got ${maxIterations}`);
+  }
+  if (!Number.isInteger(maxAgentDepth) || maxAgentDepth < 0) {
+    throw new RangeError(`toolLoop: maxAgentDepth must be an integer >= 0, got ${maxAgentDepth}`);
+  }
+  return { maxIterations, maxAgentDepth };
+}
+
 /** The tools phase once its barrier completed; a barrier that fails ends the run before any tool starts. */
 function afterBarrier(barrier: Observable<never>, state: LoopState, tools: () => Observable<LoopState>): Observable<LoopState> {
   return concat(barrier, defer(tools)).pipe(
@@ -125,3 +141,6 @@ function afterBarrier(barrier: Observable<never>, state: LoopState, tools: () =>
 const TRAMPOLINE_EVERY = 8;
 
 const isPausePhase = (phase: LoopPhase): phase is 'after_inference' | 'after_tools' => phase === 'after_inference' || phase === 'after_tools';
+
+/** Whether step mode applies to this run: on for its session, and not switched off for it as a child (`stepMode: "off"`). */
+export const isStepping = (ports: Pick<LoopPorts, 'controller'>, run: RunContext): boolean => run.stepMode !== 'off' && ports.controller.isEnabled(run.session_id);

@@ -52,9 +52,12 @@ export function createStoredLoop(ports: LoopPorts, config: StepwiseConfig, store
   return toolLoop(ports, {
     ...(config.maxIterations === undefined ? {} : { maxIterations: config.maxIterations }),
     ...(config.maxParallelTools === undefined ? {} : { maxParallelTools: config.maxParallelTools }),
+    ...(config.maxAgentDepth === undefined ? {} : { maxAgentDepth: config.maxAgentDepth }),
     ...(config.onSnapshot === undefined ? {} : { onSnapshot: config.onSnapshot }),
     onBoundary: (state, next, pending) => {
-      if (!gate.writes(state.run.conv_id)) return undefined;
+      // A child run (docs/protocol.md, Agents inside agents) keeps no checkpoint of its own yet: after a restart its
+      // parent's agent call is answered as any call that was running then.
+      if (state.run.depth !== undefined || !gate.writes(state.run.conv_id)) return undefined;
       writer.boundary(state, next, stored.profileOf(state.run.conv_id), pending);
       // A call that must not run twice is recorded as started (this checkpoint) before it starts.
       return next === 'tools' && store.durable && hasUnrepeatableCall(registryOf(ports, state.run), state, pending) ? store.committed$(state.run.conv_id) : undefined;

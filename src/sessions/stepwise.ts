@@ -40,6 +40,8 @@ export interface StepwiseConfig {
   readonly maxIterations?: number;
   /** Default 3. */
   readonly maxParallelTools?: number;
+  /** How deep agents inside agents may go (docs/protocol.md, Agents inside agents): `--max-agent-depth`. Default 4. */
+  readonly maxAgentDepth?: number;
   /** Default 30 000 ms. */
   readonly toolTimeoutMs?: number;
   /** Default `continue`. */

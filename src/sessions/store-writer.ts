@@ -64,7 +64,8 @@ export function createStoreWriter(store: Store, ports: Pick<LoopPorts, 'engine' 
     published: (event) => {
       // A restored pause is the stored one (same id, deadline and calls): a restart rewrites none of them.
       if (event.type === 'paused') {
-        if (!event.restored) store.putPause(event.pause);
+        // A child run's pause is not stored while its run keeps no checkpoint: a restart could not bring it back.
+        if (!event.restored && event.pause.depth === undefined) store.putPause(event.pause);
       }
       // Queued before the call runs: a call that cannot run twice waits for its checkpoint, and so for this row too.
       else if (event.type === 'granted') store.recordDecision(grantedDecision(event));

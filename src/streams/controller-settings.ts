@@ -2,7 +2,7 @@ import type { Observable, SchedulerLike, Unsubscribable } from 'rxjs';
 import type { IdSource } from '../core/ids.js';
 import type { StepSetting } from '../core/store.js';
 import type { AnswerValidator } from './answer-decision.js';
-import type { PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
+import type { AgentStep, PauseInfo, PausePhase, PauseToolCall, StepwiseEvent } from './events.js';
 import type { EditValidator, PauseDecision, PauseResolution } from './step-commands.js';
 
 /** What a step controller (./step-controller.ts) is made with: its settings, its ports, and what a pause point asks of it. */
@@ -59,6 +59,9 @@ export interface PauseRequest extends Partial<PauseChecks> {
   readonly validateAnswer?: AnswerValidator;
   /** At `after_tools`: the results the operator may replace, by tool_call_id (the originals, for the audit trail). */
   readonly results?: Readonly<Record<string, unknown>>;
+  /** Of a child run's pause: its depth and the agent calls down to it (docs/protocol.md, Agents inside agents). */
+  readonly depth?: number;
+  readonly path?: readonly AgentStep[];
 }
 
 

@@ -1,7 +1,7 @@
 import type { Usage } from '../core/engine.js';
-import type { PauseInfo } from '../core/pauses.js';
+import type { AgentStep, PauseInfo } from '../core/pauses.js';
 
-export type { PauseInfo, PausePhase, PauseToolCall } from '../core/pauses.js';
+export type { AgentStep, PauseInfo, PausePhase, PauseToolCall } from '../core/pauses.js';
 
 /**
  * Events: facts that happened in a session, named in the past tense. Every event of every session
@@ -18,6 +18,19 @@ export interface EventOrigin {
   readonly session_id: string;
   readonly inference_id: string;
   readonly turn_id: string;
+  /**
+   * Of a child run (docs/protocol.md, Agents inside agents): its depth (1 under the root run), the agent calls
+   * from the root down to it, and the last of them as its `parent` (a run says it once; a pause has its path only).
+   */
+  readonly depth?: number;
+  readonly path?: readonly AgentStep[];
+  readonly parent?: AgentParent;
+}
+
+/** The run and the call a child run runs for. */
+export interface AgentParent {
+  readonly inference_id: string;
+  readonly tool_call_id: string;
 }
 
 export interface EventBase extends EventOrigin {
@@ -26,7 +39,8 @@ export interface EventBase extends EventOrigin {
 
 export type StepwiseEvent = EventBase &
   (
-    | { readonly type: 'run-started' }
+    /** `agent`: a child run's agent tool (docs/protocol.md, Agents inside agents). */
+    | { readonly type: 'run-started'; readonly agent?: string }
     | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string }
     /**
      * `provider`: the engine's name (`openai`, `anthropic`, `scripted`, ...), for traces; not on the wire.
@@ -104,8 +118,19 @@ export function eventFrom<T extends StepwiseEventType>(
   event.session_id = origin.session_id;
   event.inference_id = origin.inference_id;
   event.turn_id = origin.turn_id;
+  // A child run's events say whose: a root run's carry neither field.
+  if (origin.depth !== undefined) {
+    event.parent = origin.parent ?? parentOn(origin.path);
+    event.depth = origin.depth;
+  }
   event.at = at;
   return event as unknown as Extract<StepwiseEvent, { type: T }>;
+}
+
+/** The run and the call a child run runs for: the last agent call of its path. */
+export function parentOn(path: readonly AgentStep[] | undefined): AgentParent | undefined {
+  const last = path?.[path.length - 1];
+  return last && { inference_id: last.inference_id, tool_call_id: last.tool_call_id };
 }
 
 /** An event with its per-conversation sequence number, as the hub hands it out. */

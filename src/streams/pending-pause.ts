@@ -26,6 +26,7 @@ export function pauseInfoOf(request: PauseRequest, { pause_id, deadline_ms }: Pi
     tool_calls: request.tool_calls,
     // A pause with a question says so, with the first question's schema (docs/protocol.md, Questions for a human).
     ...(question?.answer_schema ? { kind: 'question' as const, answer_schema: question.answer_schema } : {}),
+    ...(request.depth === undefined ? {} : { depth: request.depth, path: request.path ?? [] }),
   };
 }
 

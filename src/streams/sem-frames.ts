@@ -31,6 +31,12 @@ export function toSemFrame({ seq, event }: SequencedEvent, context: FrameContext
   const body = toSemEvent(event, context.messageOf(event.conv_id, event.inference_id, seq));
   // Built fresh for this frame: seq goes in place rather than into a copy (this runs once per frame).
   body.seq = seq;
+  // A child run's frame says whose it is (docs/protocol.md, Agents inside agents); its ids are unique with its run's.
+  if (event.depth !== undefined) {
+    body.inference_id = event.inference_id;
+    body.parent = event.parent;
+    body.depth = event.depth;
+  }
   return { sem: true, event: body };
 }
 
@@ -43,7 +49,14 @@ function toSemEvent(event: StepwiseEvent, message: Message | undefined): Body {
   const model = message?.model ?? '';
   switch (event.type) {
     case 'run-started':
-      return { type: 'run.start', id: event.inference_id, inference_id: event.inference_id, turn_id: event.turn_id, session_id: event.session_id };
+      return {
+        type: 'run.start',
+        id: event.inference_id,
+        inference_id: event.inference_id,
+        turn_id: event.turn_id,
+        session_id: event.session_id,
+        ...(event.agent === undefined ? {} : { agent: event.agent }),
+      };
     case 'inference-started':
       return { type: 'llm.start', id: messageId, role: 'assistant', metadata: llmMetadata(event, event.model) };
     case 'text-delta':
@@ -99,5 +112,7 @@ function pauseEvent(event: Extract<StepwiseEvent, { type: 'paused' }>): Body {
     metadata: { session_id: pause.session_id, inference_id: pause.inference_id, turn_id: pause.turn_id, conversation_id: pause.conv_id },
     extra: { pending_tools: pause.tool_calls.map((call) => call.name), tool_calls: pause.tool_calls },
     ...(pause.kind === undefined ? {} : { kind: pause.kind, answer_schema: pause.answer_schema }),
+    // A child run's pause (docs/protocol.md, Agents inside agents): where it is in the tree of agents.
+    ...(pause.depth === undefined ? {} : { path: pause.path }),
   };
 }

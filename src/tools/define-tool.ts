@@ -1,6 +1,6 @@
 import { type ObservableInput } from 'rxjs';
 import { z } from 'zod';
-import type { JsonSchema, ToolSpec } from '../core/engine.js';
+import type { Engine, JsonSchema, ToolSpec } from '../core/engine.js';
 
 /** What a tool's failure does to the run. */
 export type ToolErrorPolicy = 'continue' | 'retry' | 'abort';
@@ -74,8 +74,29 @@ export interface Tool<Args = unknown> extends ToolSpec {
   readonly grantable?: false;
   /** Set only on a question for a human (see `defineHumanTool`): what an answer must be. */
   readonly human?: HumanAnswer;
+  /** Set only on an agent tool (see `defineAgentTool`): what its child run is. */
+  readonly agent?: AgentSpec;
   validate(args: unknown): Validation<Args>;
   execute(args: unknown, context: ToolContext): unknown;
+}
+
+/**
+ * An agent tool's child run (docs/protocol.md, Agents inside agents): a run of its own tool loop inside its
+ * parent's tools phase, in the same conversation and stream.
+ */
+export interface AgentSpec {
+  /** The child's engine; default the parent run's. */
+  readonly engine?: Engine;
+  /** The child's tools; default every tool of the parent run's that is not an agent tool. */
+  readonly tools?: readonly Tool[];
+  /** The child's system prompt. */
+  readonly system?: string;
+  /** The child's iteration limit; default the loop's. */
+  readonly maxIterations?: number;
+  /** `inherit` (default): the session's step mode and filters apply to the child; `off`: only breakpoints and questions pause it. */
+  readonly stepMode: 'inherit' | 'off';
+  /** The child's prompt from the call's validated arguments. */
+  prompt(args: unknown): string;
 }
 
 /** A question's answer: its JSON Schema (shown at the pause as `answer_schema`) and its check. */

@@ -41,8 +41,14 @@ export interface ToolExecutor {
    * of the arguments a decision approved (docs/protocol.md, Approvals bound to what runs); a call whose
    * arguments digest otherwise is refused, `args_changed`, and nothing of the tool runs.
    */
-  execute(call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): Observable<ToolProgress>;
+  execute(call: ToolCall, allowed?: ReadonlySet<string>, approved?: string, children?: ChildRuns): Observable<ToolProgress>;
 }
+
+/**
+ * Runs an agent tool's call as a child run of the loop (docs/protocol.md, Agents inside agents): the child's final
+ * text, once, or an error saying how it ended otherwise. Given by the loop's tools phase, which knows the parent run.
+ */
+export type ChildRuns = (tool: Tool, args: unknown, call: ToolCall) => Observable<string>;
 
 export class ToolTimeoutError extends Error {
   override readonly name = 'ToolTimeoutError';
@@ -81,7 +87,7 @@ export function createToolExecutor(
   scheduler: SchedulerLike = asyncScheduler,
 ): ToolExecutor {
   const context: ExecutorContext = { registry, settings: checkedSettings(config), scheduler };
-  return { execute: (call, allowed, approved) => execute$(context, call, allowed, approved) };
+  return { execute: (call, allowed, approved, children) => execute$(context, call, allowed, approved, children) };
 }
 
 function checkedSettings(config: ToolExecutorConfig): ExecutorSettings {
@@ -111,7 +117,7 @@ function admit(registry: ToolRegistry, call: ToolCall, allowed?: ReadonlySet<str
 // (the common case) then costs this one subscription instead of six, a large part of what brought
 // the loop near a bare RxJS loop's speed. What may take time (timeout, retry, errors as values) is the
 // operators' again.
-function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySet<string>, approved?: string): Observable<ToolProgress> {
+function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySet<string>, approved?: string, children?: ChildRuns): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
     const admitted = admit(context.registry, call, allowed, approved);
     if ('type' in admitted) {
@@ -129,6 +135,8 @@ function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySe
     // retry machinery.
     subscriber.next({ type: 'started', args, at: startedAt });
     if (subscriber.closed) return undefined;
+    // A child run is timed by its own calls, never as one call, and is not tried again.
+    if (tool.agent) return childOutcome$(tool, args, call, finished, children).subscribe(subscriber);
     const first = invokeTool(tool, args, call.id, scheduler);
     if (first.kind === 'value' || (first.kind === 'error' && policy !== 'retry')) {
       subscriber.next(first.kind === 'value' ? finished(first.value) : finished(null, first.error));
@@ -137,6 +145,16 @@ function execute$(context: ExecutorContext, call: ToolCall, allowed?: ReadonlySe
     }
     return settle$(context, tool, call, args, first, finished).subscribe(subscriber);
   });
+}
+
+/** An agent call's outcome: its child run's final text, or the error it ended with, as a value. */
+function childOutcome$(tool: Tool, args: unknown, call: ToolCall, finished: Finisher, children?: ChildRuns): Observable<ToolProgress> {
+  if (!children) return of(finished(null, new Error(`agent tool "${tool.name}" runs only inside a tool loop`)));
+  return children(tool, args, call).pipe(
+    last(),
+    map((text) => finished(text)),
+    catchError((error: unknown) => of(finished(null, error))),
+  );
 }
 
 /** A call whose first attempt did not answer at once: timeout per attempt, retries, errors as values. */
