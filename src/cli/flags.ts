@@ -61,6 +61,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'max-iterations', arg: 'N', default: '20', help: 'inferences per run before it ends with status max_iterations' },
   { name: 'tool-timeout-ms', arg: 'MS', default: '30000', help: "per tool call; the tool's AbortSignal fires at the timeout" },
   { name: 'max-parallel-tools', arg: 'N', default: '3', help: 'tool calls of one inference run at once' },
+  { name: 'max-agent-depth', arg: 'N', default: '4', help: 'how deep agents inside agents may go; a call that would start a child deeper is an error result' },
   {
     name: 'auth-tokens',
     arg: 'FILE',

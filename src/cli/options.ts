@@ -33,6 +33,7 @@ export interface ServeOptions {
   readonly maxIterations: number;
   readonly toolTimeoutMs: number;
   readonly maxParallelTools: number;
+  readonly maxAgentDepth: number;
   readonly authTokens?: string;
   readonly allowedOrigins: readonly string[];
   /** `--allowed-hosts`: Host names accepted without tokens besides the loopback ones (docs/protocol.md, Browsers). */
@@ -112,6 +113,7 @@ export function parseServeOptions(argv: readonly string[]): ServeOptions | 'help
     maxIterations: integer('--max-iterations', text('max-iterations'), 20, 1),
     toolTimeoutMs: integer('--tool-timeout-ms', text('tool-timeout-ms'), 30_000, 1),
     maxParallelTools: integer('--max-parallel-tools', text('max-parallel-tools'), 3, 1),
+    maxAgentDepth: integer('--max-agent-depth', text('max-agent-depth'), 4, 0),
     ...optional('authTokens', text('auth-tokens')),
     allowedOrigins: (text('allowed-origins') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
     allowedHosts: allowedHostsOf(text('allowed-hosts')),

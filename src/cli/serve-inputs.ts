@@ -8,6 +8,7 @@ import type { McpServers } from '../mcp/index.js';
 import { parseTokens } from '../server/auth.js';
 import type { Profile } from '../server/profiles.js';
 import type { Tool, ToolDefinition } from '../tools/define-tool.js';
+import { agentFromFile, isAgentEntry } from '../tools/agents-from-file.js';
 import { toTool } from '../tools/to-tool.js';
 import { createDemoScript, createDemoTools } from './demo.js';
 import { isLoopback, type Env, type ServeOptions } from './options.js';
@@ -139,5 +140,8 @@ async function loadProfiles(file: string, tools: readonly Tool[], engineOf: Prof
 async function loadTools(file: string): Promise<Tool[]> {
   const module = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
   if (!Array.isArray(module.default)) throw new Error(`--tools ${file}: the default export must be an array of tools`);
-  return module.default.map((candidate: unknown) => toTool(candidate as Tool | ToolDefinition));
+  // Agents last, in their order: an agent names the file's tools and the agents before it as its own.
+  const tools = module.default.filter((candidate) => !isAgentEntry(candidate)).map((candidate: unknown) => toTool(candidate as Tool | ToolDefinition));
+  for (const entry of module.default.filter(isAgentEntry)) tools.push(agentFromFile(entry, tools));
+  return tools;
 }

@@ -67,6 +67,7 @@ function serverOptionsOf(options: ServeOptions, inputs: ServeInputs, store: Stor
       maxIterations: options.maxIterations,
       toolTimeoutMs: options.toolTimeoutMs,
       maxParallelTools: options.maxParallelTools,
+      maxAgentDepth: options.maxAgentDepth,
       ...(options.hibernateAfterMs === undefined ? {} : { hibernateAfterMs: options.hibernateAfterMs }),
       store,
     },
