@@ -69,19 +69,19 @@ export function recoverFrom(
   const lookups = lookupsOf(snapshot);
   const counts = { runs: 0, pauses: 0 };
   const failed: UnrestoredRun[] = [];
-  const restored = new Set<string>();
   const context: RestoreContext = { ports, options, lookups, mayResume };
   for (const conversation of snapshot.conversations) {
-    restored.add(conversation.conv_id);
     const outcome = restoreConversation(conversation, context);
     if (outcome === 'paused') counts.pauses += 1;
     if (outcome === 'paused' || outcome === 'resumed') counts.runs += 1;
     else if (typeof outcome === 'object') failed.push(outcome);
   }
   // A run whose conversation's record cannot be read back has no session to end in: its end is stored alone.
+  // The conversations restored are listed only then: a restart with every row readable, the rule, needs no such list.
+  const restored = lookups.unreadable.size > 0 ? new Set(snapshot.conversations.map(({ conv_id }) => conv_id)) : undefined;
   for (const [convId, rows] of lookups.unreadable) {
     const inferenceId = runOf(convId, lookups);
-    if (restored.has(convId) || inferenceId === undefined || !mayResume(convId)) continue;
+    if (restored?.has(convId) || inferenceId === undefined || !mayResume(convId)) continue;
     failed.push(dropUnrestored(unrestoredPorts(ports), runTarget(convId, inferenceId, lookups), (rows[0] as UnreadableRow).error));
   }
   return { conversations: snapshot.conversations.length, ...counts, ...(failed.length > 0 ? { failed } : {}) };
@@ -102,8 +102,10 @@ function lookupsOf(snapshot: StoreSnapshot): Lookups {
 }
 
 /** The conversation's unfinished run: its checkpoint's, or the one a checkpoint row that cannot be read back names. */
-const runOf = (convId: string, { running, unreadable }: Lookups): string | undefined =>
-  running.get(convId)?.inference_id ?? unreadable.get(convId)?.find((row) => row.inference_id !== undefined)?.inference_id;
+const runOf = (convId: string, { running, unreadable }: Lookups): string | undefined => runIn(running.get(convId), unreadable.get(convId));
+
+const runIn = (checkpoint: RunCheckpoint | undefined, problems: readonly UnreadableRow[] | undefined): string | undefined =>
+  checkpoint?.inference_id ?? problems?.find((row) => row.inference_id !== undefined)?.inference_id;
 
 /** What the snapshot holds of a run that cannot be restored: its checkpoint and its stored pauses, read or not. */
 function runTarget(convId: string, inferenceId: string, { running, pauseAt, unreadable }: Lookups): RunTarget {
@@ -128,7 +130,7 @@ function restoreConversation(conversation: StoredConversation, context: RestoreC
   const { conv_id } = conversation;
   const checkpoint = lookups.running.get(conv_id);
   const problems = lookups.unreadable.get(conv_id);
-  const inferenceId = runOf(conv_id, lookups);
+  const inferenceId = runIn(checkpoint, problems);
   let session: HeldSession | undefined;
   try {
     const choices = conversation.profile === undefined ? undefined : options.choicesFor?.(conversation.profile);

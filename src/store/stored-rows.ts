@@ -102,9 +102,10 @@ export function readOr<T>(read: () => T, unreadable: UnreadableRow[] | undefined
 
 /**
  * Each row `read` can read back, in order; the others named in `unreadable` (when given) by `key`.
- * A loop, not `flatMap` with a closure per row: a restart reads every row of the store this way.
+ * A loop, not `flatMap` with a closure per row: a restart reads every row of the store this way. Rows
+ * may come straight from a statement's iterator, so that each row's text can go as soon as it is read.
  */
-export function readRows<R, T>(rows: readonly R[], read: (row: R) => T, unreadable: UnreadableRow[] | undefined, key: (row: R) => Omit<UnreadableRow, 'error'>): T[] {
+export function readRows<R, T>(rows: Iterable<R>, read: (row: R) => T, unreadable: UnreadableRow[] | undefined, key: (row: R) => Omit<UnreadableRow, 'error'>): T[] {
   const values: T[] = [];
   for (const row of rows) {
     try {

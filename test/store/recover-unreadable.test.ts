@@ -152,10 +152,18 @@ describe('a run that cannot be restored from a SQLite store', () => {
     }
   });
 
-  it('should end a run whose conversation record cannot be read back, storing its end alone', async () => {
+  it.each([
+    { what: 'does not parse', sql: `UPDATE conversations SET record = 'record?' WHERE conv_id = ?`, error: /^the record of conversation c1 cannot be read back: it does not parse/ },
+    // Its rows are found by the id it is stored under: one that said another would be restored with another's rows.
+    {
+      what: 'names another conversation than its row',
+      sql: `UPDATE conversations SET record = json_set(record, '$.conv_id', 'c_other') WHERE conv_id = ?`,
+      error: /^the record of conversation c1 cannot be read back: its conv_id is not the one it is stored under/,
+    },
+  ])('should end a run whose conversation record $what, storing its end alone', async ({ sql, error }) => {
     const dataDir = dirOf();
     const pauses = await pausedThenStopped(dataDir);
-    corrupt(dataDir, `UPDATE conversations SET record = 'record?' WHERE conv_id = ?`, 'c1');
+    corrupt(dataDir, sql, 'c1');
 
     const { sw, events } = recovering(dataDir);
     try {
@@ -164,7 +172,7 @@ describe('a run that cannot be restored from a SQLite store', () => {
         conversations: 2,
         runs: 2,
         pauses: 2,
-        failed: [{ conv_id: 'c1', inference_id: pauses.get('c1')?.inference_id, error: expect.stringMatching(/^the record of conversation c1 cannot be read back/) }],
+        failed: [{ conv_id: 'c1', inference_id: pauses.get('c1')?.inference_id, error: expect.stringMatching(error) }],
       });
       expect(sw.sessions.get('c1')).toBeUndefined();
       expect(eventsOf(events, 'c1')).toEqual([]);

@@ -1,20 +1,12 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { JsonValue, RunCheckpoint, StoredConversation, StoreSnapshot, UnreadableRow } from '../../core/store.js';
-import { StoredRowError } from '../../core/store-errors.js';
+import type { RunCheckpoint, StoreSnapshot, UnreadableRow } from '../../core/store.js';
 import type { Block, Turn } from '../../core/turns.js';
-import type { Writable } from '../../core/writable.js';
-import { messageOf, parseStored, readBlocks, readCheckpoint, readPause, readRecord, readRows } from '../stored-rows.js';
-import { joinTurn, lazyTurn, parsedTurn, turnsFromRows, type SegmentRow, type TurnRow } from './turn-rows.js';
+import { readPause, readRows } from '../stored-rows.js';
+import { checkpointKey, checkpointRow, lazyTurnBlocks, toCheckpoint, type CheckpointRow, type CheckpointTuple } from './checkpoint-rows.js';
+import { readConversations } from './conversation-rows.js';
+import { joinTurn, parsedTurn, segmentsIndex, turnsFromRows, type SegmentRow, type TurnRow, type TurnTuple } from './turn-rows.js';
 
-/** A row of `checkpoints`: its blocks are its own, or in its JSON (before version 4), or its turn's. */
-interface CheckpointRow {
-  readonly conv_id: string;
-  readonly inference_id: string;
-  readonly checkpoint: string;
-  readonly blocks: string | null;
-}
-
-/** A record's or a pause's row read again with its key (its JSON `AS json`), to name it when it cannot be read back. */
+/** A pause's row read again with its key (its JSON `AS json`), to name it when it cannot be read back. */
 type KeyedRow = Omit<UnreadableRow, 'error'> & { readonly json: string };
 
 /** What a restart reads to rebuild runs (all at once), and the turns and checkpoints of one conversation. */
@@ -28,64 +20,68 @@ export interface RecoveryReads {
 }
 
 /** The queries `load` makes, for every conversation or for one (their only parameter). */
-interface LoadQueries {
-  /** The JSON column alone (`pluck`), and the rows with their keys, read only to name one that cannot be read back. */
+export interface LoadQueries {
+  /**
+   * Each conversation's key, record, last seq and engine state, in the order recovery brings them back
+   * (`RecordTuple`), and the turns of each in the same order (`TurnTuple`), so that each conversation
+   * takes its turns as both lists are walked, with no lookup by conversation. Rows as arrays (`raw`).
+   */
   readonly records: Statement;
-  readonly keyedRecords: Statement;
-  /** A turn's columns (`conv_id`, `turn_id`, `blocks`) and a checkpoint's (`CheckpointRow`), each alone: `columns`. */
-  readonly turns: readonly Statement[];
+  readonly turns: Statement;
   readonly segments: Statement;
-  readonly lastSeqs: Statement;
+  /** The JSON column alone (`pluck`), and the rows with their keys, read only to name one that cannot be read back. */
   readonly pauses: Statement;
   readonly keyedPauses: Statement;
-  readonly checkpoints: readonly Statement[];
-  readonly engineStates: Statement;
+  /** A `CheckpointTuple` each (`raw`). */
+  readonly checkpoints: Statement;
 }
 
-function loadQueries(db: Database, where: string): LoadQueries {
+function loadQueries(db: Database, where: (table: string) => string): LoadQueries {
   const prepare = (sql: string): Statement => db.prepare(sql);
-  const columnsOf = (table: string, order: string, names: readonly string[]): Statement[] =>
-    names.map((name) => prepare(`SELECT ${name} FROM ${table} ${where} ORDER BY ${order}`).pluck());
+  // A conversation's last seq is the newest entry of its index of frames, and its engine state a row
+  // by its key: the engine's lookups, made for each conversation as it is read, cost less than a map
+  // of every conversation's built here and looked up again.
+  const lastSeq = `(SELECT max(f.last_seq) FROM frames f WHERE f.conv_id = c.conv_id)`;
+  const byAge = `${where('c')} ORDER BY c.created_at, c.rowid`;
   return {
-    records: prepare(`SELECT record FROM conversations ${where} ORDER BY created_at, rowid`).pluck(),
-    keyedRecords: prepare(`SELECT conv_id, record AS json FROM conversations ${where} ORDER BY created_at, rowid`),
-    // In the order they were first written, which is each conversation's order: a scan without a sort.
-    turns: columnsOf('turns', 'ord', ['conv_id', 'turn_id', 'blocks']),
-    segments: prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks ${where} ORDER BY conv_id, turn_id, start`),
-    lastSeqs: prepare(`SELECT conv_id, max(last_seq) AS last_seq FROM frames ${where} GROUP BY conv_id`),
-    pauses: prepare(`SELECT pause FROM pauses ${where} ORDER BY rowid`).pluck(),
-    keyedPauses: prepare(`SELECT pause_id, conv_id, pause AS json FROM pauses ${where} ORDER BY rowid`),
-    checkpoints: columnsOf('checkpoints', 'rowid', ['conv_id', 'inference_id', 'checkpoint', 'blocks']),
-    engineStates: prepare(`SELECT conv_id, state FROM engine_state ${where}`),
+    records: prepare(`SELECT c.conv_id, c.record, ${lastSeq}, e.state FROM conversations c LEFT JOIN engine_state e ON e.conv_id = c.conv_id ${byAge}`).raw(),
+    // Each conversation's in the order they were written.
+    turns: prepare(`SELECT t.conv_id, t.turn_id, t.blocks FROM conversations c JOIN turns t ON t.conv_id = c.conv_id ${byAge}, t.ord`).raw(),
+    segments: prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks ${where('turn_blocks')} ORDER BY conv_id, turn_id, start`),
+    pauses: prepare(`SELECT pause FROM pauses ${where('pauses')} ORDER BY rowid`).pluck(),
+    keyedPauses: prepare(`SELECT pause_id, conv_id, pause AS json FROM pauses ${where('pauses')} ORDER BY rowid`),
+    checkpoints: prepare(`SELECT conv_id, inference_id, checkpoint, blocks FROM checkpoints ${where('checkpoints')} ORDER BY rowid`).raw(),
   };
 }
 
-/** Each statement's rows, all read in one transaction (`createRecoveryReads`). */
-type Columns = (statements: readonly Statement[], convId: string | undefined) => unknown[][];
-
+/**
+ * Rows are read one at a time from each statement's iterator, and each is parsed and checked as it
+ * comes, rather than every row of a table first: a restart reads every row of the store, and a whole
+ * table of row texts held until the last was parsed outlived the engine's young generation, which
+ * then copied each text twice before it could go. As arrays (`raw`), not objects: the driver builds a
+ * row object through the engine's API, which cost about as much as parsing the row's JSON.
+ */
 export function createRecoveryReads(db: Database): RecoveryReads {
   const turn = db.prepare(`SELECT conv_id, turn_id AS id, blocks FROM turns WHERE conv_id = ? AND turn_id = ?`);
   const turnSegments = db.prepare(`SELECT conv_id, turn_id, start, blocks FROM turn_blocks WHERE conv_id = ? AND turn_id = ? ORDER BY start`);
   const oneCheckpoint = db.prepare(`SELECT conv_id, inference_id, checkpoint, blocks FROM checkpoints WHERE conv_id = ? AND inference_id = ?`);
-  const all = loadQueries(db, '');
-  const one = loadQueries(db, 'WHERE conv_id = ?');
-  /**
-   * Turns and checkpoints are read a column at a time (`pluck`) and joined into rows here: the driver
-   * builds a row object through the engine's API, which cost about as much as parsing the row's JSON,
-   * where an object literal costs next to nothing, and a restart reads every turn and checkpoint. One
-   * read transaction, so that every column lists the same rows in the same order.
-   */
-  const columns: Columns = db.transaction((statements: readonly Statement[], convId: string | undefined) => statements.map((statement) => rowsOf(statement, convId)));
+  const oneTurns = db.prepare(`SELECT conv_id, turn_id, blocks FROM turns WHERE conv_id = ? ORDER BY ord`).raw();
+  const all = loadQueries(db, () => '');
+  const one = loadQueries(db, (table) => `WHERE ${table}.conv_id = ?`);
+  const queriesFor = (convId: string | undefined): LoadQueries => (convId === undefined ? all : one);
   /** One turn's blocks, read on their own (a checkpoint that shares them). */
   const blocksOfTurn = (checkpoint: RunCheckpoint): Block[] | undefined => {
     const row = turn.get(checkpoint.conv_id, checkpoint.turn_id) as TurnRow | undefined;
     return row && joinTurn(row.id, row.blocks, turnSegments.all(checkpoint.conv_id, checkpoint.turn_id) as SegmentRow[]);
   };
   const checkpointOf = (row: CheckpointRow): RunCheckpoint => toCheckpoint(row, blocksOfTurn);
+  // One read transaction each, so that every statement sees the same rows.
   return {
-    load: (convId) => loadSnapshot(convId === undefined ? all : one, columns, convId),
-    turns: (convId) => turnsFromRows(turnRows(columns, one, convId), one.segments.all(convId) as SegmentRow[], parsedTurn).get(convId) ?? [],
-    checkpoints: (convId) => readRows(checkpointRows(columns, convId === undefined ? all : one, convId), checkpointOf, undefined, checkpointKey),
+    load: db.transaction((convId?: string) => loadSnapshot(queriesFor(convId), convId, blocksOfTurn)),
+    turns: db.transaction((convId: string) => turnsFromRows(iterate<TurnTuple>(oneTurns, convId), rowsOf(one.segments, convId) as SegmentRow[], parsedTurn).get(convId) ?? []),
+    checkpoints: db.transaction((convId?: string) =>
+      readRows(iterate<CheckpointTuple>(queriesFor(convId).checkpoints, convId), (row) => checkpointOf(checkpointRow(row)), undefined, checkpointKey),
+    ),
     checkpoint: (convId, inferenceId) => {
       const row = oneCheckpoint.get(convId, inferenceId) as CheckpointRow | undefined;
       return row && checkpointOf(row);
@@ -93,92 +89,36 @@ export function createRecoveryReads(db: Database): RecoveryReads {
   };
 }
 
-function turnRows(columns: Columns, queries: LoadQueries, convId: string | undefined): TurnRow[] {
-  const [convIds, ids, blocks] = columns(queries.turns, convId) as [string[], string[], string[]];
-  return convIds.map((conv_id, index) => ({ conv_id, id: ids[index] as string, blocks: blocks[index] as string }));
-}
-
-function checkpointRows(columns: Columns, queries: LoadQueries, convId: string | undefined): CheckpointRow[] {
-  const [convIds, inferenceIds, texts, blocks] = columns(queries.checkpoints, convId) as [string[], string[], string[], (string | null)[]];
-  return convIds.map((conv_id, index) => ({ conv_id, inference_id: inferenceIds[index] as string, checkpoint: texts[index] as string, blocks: blocks[index] ?? null }));
+// A handful of queries, grouped here: a restart reads a few result sets, not queries per conversation.
+// Blocks are parsed when first read (`lazyTurn`): a run restored asleep never reads its own.
+// A row that cannot be read back is named in `unreadable`, and recovery ends its run failed.
+function loadSnapshot(queries: LoadQueries, convId: string | undefined, blocksOfTurn: (checkpoint: RunCheckpoint) => Block[] | undefined): StoreSnapshot {
+  const unreadable: UnreadableRow[] = [];
+  const segmentsOf = segmentsIndex(rowsOf(queries.segments, convId) as SegmentRow[]);
+  const conversations = readConversations(iterate(queries.records, convId), iterate(queries.turns, convId), segmentsOf, unreadable);
+  const lazy = lazyTurnBlocks(conversations, blocksOfTurn);
+  const checkpoints = readRows(iterate<CheckpointTuple>(queries.checkpoints, convId), (row) => toCheckpoint(checkpointRow(row), blocksOfTurn, lazy), unreadable, checkpointKey);
+  const pauses = readColumn(queries.pauses, queries.keyedPauses, convId, (json, row) => readPause(json, row?.pause_id), unreadable);
+  return { conversations, pauses, checkpoints, ...(unreadable.length > 0 ? { unreadable } : {}) };
 }
 
 /**
  * Each JSON value of a column read back: the column alone first, and only when one cannot be read,
  * every row again with its key, to name it in `unreadable`. Their keys cost a large share of a
- * restart's reads of records and pauses, for a row that is almost never bad.
+ * restart's reads of pauses, for a row that is almost never bad.
  */
 function readColumn<T>(fast: Statement, keyed: Statement, convId: string | undefined, read: (json: string, row?: KeyedRow) => T, unreadable: UnreadableRow[]): T[] {
+  const values: T[] = [];
   try {
-    return (rowsOf(fast, convId) as string[]).map((json) => read(json));
+    for (const json of iterate<string>(fast, convId)) values.push(read(json));
+    return values;
   } catch {
     return readRows(rowsOf(keyed, convId) as KeyedRow[], (row) => read(row.json, row), unreadable, ({ json: _, ...key }) => key);
   }
 }
 
-// One query per table (per column of the largest), grouped here: a restart with 10 000 conversations
-// reads a handful of result sets instead of issuing tens of thousands of queries. Blocks are parsed
-// when first read (`lazyTurn`): a run restored asleep never reads its own.
-// A row that cannot be read back is named in `unreadable`, and recovery ends its run failed.
-function loadSnapshot(queries: LoadQueries, columns: Columns, convId: string | undefined): StoreSnapshot {
-  const unreadable: UnreadableRow[] = [];
-  const turnsOf = turnsFromRows(turnRows(columns, queries, convId), rowsOf(queries.segments, convId) as SegmentRow[], lazyTurn);
-  // A running turn's checkpoint shares its turn's blocks (writes.ts): parsed once, with the turn,
-  // and copied so that neither sees the other's changes.
-  const turnBlocks = (checkpoint: RunCheckpoint): readonly Block[] | undefined =>
-    turnsOf.get(checkpoint.conv_id)?.find((turn) => turn.id === checkpoint.turn_id)?.blocks;
-  const checkpoints = readRows(checkpointRows(columns, queries, convId), (row) => toCheckpoint(row, turnBlocks, true), unreadable, checkpointKey);
-  const seqOf = new Map((rowsOf(queries.lastSeqs, convId) as { conv_id: string; last_seq: number }[]).map((row) => [row.conv_id, row.last_seq]));
-  const stateOf = new Map((rowsOf(queries.engineStates, convId) as { conv_id: string; state: string }[]).map((row) => [row.conv_id, row.state]));
-  // Completed in place: each record is fresh from JSON.parse, and a copy of each would only cost time.
-  const conversations = readColumn(queries.records, queries.keyedRecords, convId, (json, row) => readRecord(json, row?.conv_id) as Writable<StoredConversation>, unreadable);
-  for (const conversation of conversations) {
-    const id = conversation.conv_id;
-    conversation.turns = turnsOf.get(id) ?? [];
-    conversation.last_seq = seqOf.get(id) ?? 0;
-    const state = stateOf.get(id);
-    if (state === undefined) continue;
-    try {
-      conversation.engine_state = parseStored<JsonValue>(state, () => `the engine state of conversation ${id}`);
-    } catch (error) {
-      unreadable.push({ conv_id: id, error: messageOf(error) });
-    }
-  }
-  const pauses = readColumn(queries.pauses, queries.keyedPauses, convId, (json, row) => readPause(json, row?.pause_id), unreadable);
-  return { conversations, pauses, checkpoints, ...(unreadable.length > 0 ? { unreadable } : {}) };
-}
-
 const rowsOf = (statement: Statement, convId: string | undefined): unknown[] => (convId === undefined ? statement.all() : statement.all(convId));
 
-/**
- * A checkpoint row's own blocks. A function of its own, so that no closure in `toCheckpoint` names the
- * row: its lazy blocks would then hold the row, its JSON text and its keys, for every paused run.
- */
-const ownBlocks = (json: string, inferenceId: string): Block[] => readBlocks(json, () => `the blocks of the checkpoint of run ${inferenceId}`);
-
-const checkpointKey = ({ conv_id, inference_id }: CheckpointRow): { conv_id: string; inference_id: string } => ({ conv_id, inference_id });
-
-/**
- * A checkpoint row's blocks: its own, or inside its JSON (written before schema version 4), or its
- * turn's (writes.ts), from `turnBlocks` (at `load`, every turn read at once; else read for it alone).
- * `lazy`: a turn's are copied when first read, as the turn's own are parsed then. A turn that has no
- * row is a `StoredRowError` when they are read: the run cannot go on from a checkpoint without its blocks.
- */
-function toCheckpoint(row: CheckpointRow, turnBlocks: (checkpoint: RunCheckpoint) => readonly Block[] | undefined, lazy = false): RunCheckpoint {
-  const checkpoint = readCheckpoint(row.checkpoint, row);
-  if (row.blocks !== null) return { ...checkpoint, blocks: ownBlocks(row.blocks, row.inference_id) };
-  if (checkpoint.blocks !== undefined) return checkpoint;
-  const copy = (): Block[] => {
-    const blocks = turnBlocks(checkpoint);
-    if (!blocks) throw new StoredRowError(`the turn ${checkpoint.turn_id} of run ${checkpoint.inference_id}`, 'it has no stored row');
-    return [...blocks];
-  };
-  if (!lazy) return { ...checkpoint, blocks: copy() };
-  let blocks: Block[] | undefined;
-  return {
-    ...checkpoint,
-    get blocks(): Block[] {
-      return (blocks ??= copy());
-    },
-  };
+function iterate<T>(statement: Statement, convId: string | undefined): IterableIterator<T> {
+  return (convId === undefined ? statement.iterate() : statement.iterate(convId)) as IterableIterator<T>;
 }
