@@ -43,6 +43,8 @@ export interface RunCheckpoint {
   readonly running_tool_call_ids?: readonly string[];
   /** Epoch ms when it was written. */
   readonly at_ms: number;
+  /** The tokens the run and its child runs used so far, when any: what its `run.end` sums (docs/protocol.md, Agents inside agents). */
+  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number };
 }
 
 /** A resolved pause as its run's checkpoint keeps it: which pause, and the decision the loop applies. */

@@ -74,6 +74,8 @@ function childContext(ports: LoopPorts, parent: RunContext, spec: AgentSpec, too
     path: [...(parent.path ?? []), { inference_id: parent.inference_id, tool_call_id: call.id, name: tool.name }],
     parent: { inference_id: parent.inference_id, tool_call_id: call.id },
     stepMode: spec.stepMode,
+    // One tally for the tree: the root's run-ended says what all of it used.
+    ...(parent.usage ? { usage: parent.usage } : {}),
   };
 }
 

@@ -161,6 +161,10 @@ function answered(ports: InferencePorts, state: LoopState, answer: Answer, start
       duration_ms: now - startedAt,
     }),
   );
+  if (run.usage && finished) {
+    run.usage.input_tokens += finished.usage.input_tokens;
+    run.usage.output_tokens += finished.usage.output_tokens;
+  }
   const blocks = state.blocks.slice();
   if (reasoning) blocks.push({ id: ids.next('block'), kind: 'reasoning', role: 'assistant', payload: { text: reasoning } });
   if (text) blocks.push({ id: ids.next('block'), kind: 'llm_text', role: 'assistant', payload: { text } });

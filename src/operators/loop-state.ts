@@ -23,6 +23,17 @@ export interface RunContext extends EventOrigin {
   readonly tools?: RunTools;
   /** A child run's step mode (docs/protocol.md, Agents inside agents): `off` pauses it only for breakpoints and questions. */
   readonly stepMode?: 'inherit' | 'off';
+  /**
+   * The tokens the run's inferences used, its children's included: one tally a run and its children share, counted
+   * as each inference finishes and said by the root's `run-ended`. Absent: not counted.
+   */
+  readonly usage?: UsageTally;
+}
+
+/** Tokens counted so far; the one mutable part of a run's context. */
+export interface UsageTally {
+  input_tokens: number;
+  output_tokens: number;
 }
 
 /** A tool set of its own: the registry that advertises and validates, the executor that runs. */

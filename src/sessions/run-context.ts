@@ -1,4 +1,4 @@
-import type { Engine } from '../core/engine.js';
+import type { Engine, Usage } from '../core/engine.js';
 import type { RunCheckpoint } from '../core/store.js';
 import type { Block, Turn } from '../core/turns.js';
 import type { RunContext, RunTools } from '../operators/loop-state.js';
@@ -36,7 +36,7 @@ export interface RunIds {
 }
 
 /** What stays fixed during one run: ids, the transcript before it, its limits, engine and tools. */
-export function createRunContext(origin: RunOrigin, ids: RunIds, overrides: RunOverrides, engine?: Engine, tools?: RunTools): RunContext {
+export function createRunContext(origin: RunOrigin, ids: RunIds, overrides: RunOverrides, engine?: Engine, tools?: RunTools, used?: Usage): RunContext {
   const systemPrompt = overrides.system_prompt ?? origin.systemPrompt;
   const system: Block[] = systemPrompt ? [{ id: `${origin.session_id}:system`, kind: 'system', role: 'system', payload: { text: systemPrompt } }] : [];
   return {
@@ -49,5 +49,7 @@ export function createRunContext(origin: RunOrigin, ids: RunIds, overrides: RunO
     ...(overrides.max_iterations ? { maxIterations: overrides.max_iterations } : {}),
     ...(engine ? { engine } : {}),
     ...(tools ? { tools } : {}),
+    // A run rebuilt from its checkpoint (restarted, woken) goes on counting from what it had used.
+    usage: { input_tokens: used?.input_tokens ?? 0, output_tokens: used?.output_tokens ?? 0 },
   };
 }

@@ -1,6 +1,6 @@
 import { Observable, of, type OperatorFunction, type Subscription } from 'rxjs';
 import { pendingToolCalls, type Block, type Turn } from '../core/turns.js';
-import { endWith, type LoopPorts, type LoopState } from '../operators/loop-state.js';
+import { endWith, type LoopPorts, type LoopState, type RunContext } from '../operators/loop-state.js';
 import { eventFrom, type EventOrigin, type RunStatus } from '../streams/events.js';
 
 /** How a run ended, with its turn. */
@@ -85,10 +85,11 @@ export const failedAt = (ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: E
   ended(ports, run, { blocks, outcome: { status: 'failed', error } });
 
 /** Publishes `run-ended` and builds the result; no outcome means the loop was cut short by cancellation. */
-function ended(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: EventOrigin, final: Pick<LoopState, 'blocks' | 'outcome'>): RunResult {
+function ended(ports: Pick<LoopPorts, 'publish' | 'scheduler'>, run: EventOrigin & Pick<RunContext, 'usage'>, final: Pick<LoopState, 'blocks' | 'outcome'>): RunResult {
   const outcome = final.outcome ?? { status: 'cancelled' as const };
   const error = outcome.error === undefined ? {} : { error: outcome.error };
-  ports.publish(eventFrom('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error }));
+  const usage = run.usage ? { usage: { input_tokens: run.usage.input_tokens, output_tokens: run.usage.output_tokens } } : {};
+  ports.publish(eventFrom('run-ended', run, ports.scheduler.now(), { status: outcome.status, ...error, ...usage }));
   return {
     conv_id: run.conv_id,
     session_id: run.session_id,

@@ -1,4 +1,4 @@
-import type { Engine } from '../core/engine.js';
+import type { Engine, Usage } from '../core/engine.js';
 import type { ForkOrigin, RunCheckpoint } from '../core/store.js';
 import type { Turn } from '../core/turns.js';
 import { createLoopState, type LoopPorts, type LoopState, type RunContext, type RunTools } from '../operators/loop-state.js';
@@ -88,13 +88,13 @@ export abstract class SessionState {
 
   /** A checkpoint's loop state, built as recovery builds it (docs/protocol.md, Durability). */
   protected stateOf(checkpoint: RunCheckpoint, prepare: (state: LoopState) => LoopState, own: Pick<RunContext, 'engine' | 'tools'> = this.chosen): LoopState {
-    const run = this.runContext(checkpoint, overridesOf(checkpoint), own.engine, own.tools);
+    const run = this.runContext(checkpoint, overridesOf(checkpoint), own.engine, own.tools, checkpoint.usage);
     const state = createLoopState(run, checkpoint.blocks, { next: checkpoint.next, iteration: checkpoint.iteration, decision: checkpoint.decision });
     return prepare(state);
   }
 
-  protected runContext(ids: RunIds, overrides: RunOverrides, engine?: Engine, tools?: RunTools): RunContext {
+  protected runContext(ids: RunIds, overrides: RunOverrides, engine?: Engine, tools?: RunTools, used?: Usage): RunContext {
     const origin = { conv_id: this.conv_id, session_id: this.session_id, finished: this.finished, systemPrompt: this.settings.systemPrompt };
-    return createRunContext(origin, ids, overrides, engine, tools);
+    return createRunContext(origin, ids, overrides, engine, tools, used);
   }
 }

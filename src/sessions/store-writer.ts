@@ -104,6 +104,8 @@ export function toCheckpoint(state: LoopState, next: LoopPhase, profile: string 
     at_ms,
   };
   if (decision) checkpoint.decision = decision;
+  // A copy: the tally goes on counting after this checkpoint is queued.
+  if (run.usage && (run.usage.input_tokens > 0 || run.usage.output_tokens > 0)) checkpoint.usage = { input_tokens: run.usage.input_tokens, output_tokens: run.usage.output_tokens };
   if (run.allowedTools) checkpoint.allowed_tools = [...run.allowedTools];
   if (run.maxIterations !== undefined) checkpoint.max_iterations = run.maxIterations;
   if (system !== undefined) checkpoint.system_prompt = system;

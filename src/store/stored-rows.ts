@@ -150,7 +150,7 @@ function checkpointProblem(value: unknown, key: CheckpointKey): string | undefin
 }
 
 /** A checkpoint's optional fields, as they may be stored. */
-type OptionalCheckpointFields = Partial<Record<'decision' | 'allowed_tools' | 'max_iterations' | 'system_prompt' | 'profile' | 'resolved' | 'running_tool_call_ids' | 'at_ms', unknown>>;
+type OptionalCheckpointFields = Partial<Record<'decision' | 'allowed_tools' | 'max_iterations' | 'system_prompt' | 'profile' | 'resolved' | 'running_tool_call_ids' | 'at_ms' | 'usage', unknown>>;
 
 /**
  * The first optional field present that is not what it must be, by name. Field by field rather than a
@@ -158,7 +158,7 @@ type OptionalCheckpointFields = Partial<Record<'decision' | 'allowed_tools' | 'm
  * list is a generic keyed read, and a restart checks every checkpoint.
  */
 function optionalFieldProblem(value: OptionalCheckpointFields): string | undefined {
-  const { decision, allowed_tools, max_iterations, system_prompt, profile, resolved, running_tool_call_ids, at_ms } = value;
+  const { decision, allowed_tools, max_iterations, system_prompt, profile, resolved, running_tool_call_ids, at_ms, usage } = value;
   if (decision !== undefined && !isObject(decision)) return 'decision';
   if (allowed_tools !== undefined && !isStringList(allowed_tools)) return 'allowed_tools';
   if (max_iterations !== undefined && !isCount(max_iterations)) return 'max_iterations';
@@ -167,6 +167,7 @@ function optionalFieldProblem(value: OptionalCheckpointFields): string | undefin
   if (resolved !== undefined && !(isObject(resolved) && isString(resolved['pause_id']) && isObject(resolved['decision']))) return 'resolved';
   if (running_tool_call_ids !== undefined && !isStringList(running_tool_call_ids)) return 'running_tool_call_ids';
   if (at_ms !== undefined && !Number.isFinite(at_ms)) return 'at_ms';
+  if (usage !== undefined && !(isObject(usage) && isCount(usage['input_tokens']) && isCount(usage['output_tokens']))) return 'usage';
   return undefined;
 }
 

@@ -41,7 +41,8 @@ export type StepwiseEvent = EventBase &
   (
     /** `agent`: a child run's agent tool (docs/protocol.md, Agents inside agents). */
     | { readonly type: 'run-started'; readonly agent?: string }
-    | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string }
+    /** `usage`: a root run's tokens, its child runs' included (docs/protocol.md, Agents inside agents). */
+    | { readonly type: 'run-ended'; readonly status: RunStatus; readonly error?: string; readonly usage?: Usage }
     /**
      * `provider`: the engine's name (`openai`, `anthropic`, `scripted`, ...), for traces; not on the wire.
      * `message_id` (on every inference event): `<inference_id>:<n>`, n counting the run's inferences

@@ -89,7 +89,14 @@ function toSemEvent(event: StepwiseEvent, message: Message | undefined): Body {
     case 'granted':
       return { type: 'debugger.granted', id: event.tool_call_id, grant_id: event.grant_id, tool_call_id: event.tool_call_id, name: event.name };
     case 'run-ended':
-      return { type: 'run.end', id: event.inference_id, inference_id: event.inference_id, status: event.status, ...(event.error === undefined ? {} : { error: event.error }) };
+      return {
+        type: 'run.end',
+        id: event.inference_id,
+        inference_id: event.inference_id,
+        status: event.status,
+        ...(event.error === undefined ? {} : { error: event.error }),
+        ...(event.usage === undefined ? {} : { usage: event.usage }),
+      };
     case 'log':
       return { type: 'log', id: `log:${event.inference_id}:${event.at}`, level: event.level, message: event.message, ...(event.fields === undefined ? {} : { fields: event.fields }) };
   }

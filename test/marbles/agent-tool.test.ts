@@ -84,6 +84,12 @@ describe('agent tools', () => {
     const childStart = events.find((event) => event.type === 'run-started' && event.depth === 1);
     expect(childStart).toMatchObject({ agent: 'research', parent: { inference_id: root, tool_call_id: 'r1' }, conv_id: 'c1' });
     expect(childStart?.inference_id).not.toBe(root);
+    // The root's run-ended says what the tree used: its own inferences' tokens and its child's.
+    const used = events.filter((event) => event.type === 'inference-finished').map((event) => (event.type === 'inference-finished' ? event.usage : undefined));
+    expect(used).toHaveLength(4);
+    const total = { input_tokens: used.reduce((sum, usage) => sum + (usage?.input_tokens ?? 0), 0), output_tokens: used.reduce((sum, usage) => sum + (usage?.output_tokens ?? 0), 0) };
+    expect(total.output_tokens).toBeGreaterThan(0);
+    expect(events.filter((event) => event.type === 'run-ended').map((event) => (event.type === 'run-ended' ? event.usage : undefined))).toEqual([undefined, total]);
     // Every child event names its run and parent; the root's name neither.
     for (const event of events) expect(event.depth === 1 ? event.parent?.tool_call_id : event.parent).toBe(event.depth === 1 ? 'r1' : undefined);
   });
