@@ -44,6 +44,9 @@ export function toAgUiEvents(config: AgUiEventsConfig): OperatorFunction<Stepwis
 }
 
 function eventsOf(event: StepwiseEvent, open: Open, config: AgUiEventsConfig): AGUIEvent[] {
+  // A child run's messages and calls are its own (docs/protocol.md, Agents inside agents): the thread shows the
+  // root's agent call and its result; only a child's pause reaches it, as an interrupt of the root's run.
+  if (event.depth !== undefined && event.type !== 'paused') return [];
   switch (event.type) {
     case 'inference-started':
       open.message = event.message_id ?? event.inference_id;

@@ -15,13 +15,21 @@ export const AFTER_TOOLS_REASON = 'stepwise:after_tools';
  */
 export function interruptsOf(pause: PauseInfo, parametersOf: (name: string) => Record<string, unknown>): Interrupt[] {
   const expiresAt = new Date(pause.deadline_ms).toISOString();
-  const stepwise = { pause_id: pause.pause_id, phase: pause.phase, conv_id: pause.conv_id, inference_id: pause.inference_id };
+  const stepwise = {
+    pause_id: pause.pause_id,
+    phase: pause.phase,
+    conv_id: pause.conv_id,
+    inference_id: pause.inference_id,
+    ...(pause.depth === undefined ? {} : { depth: pause.depth, path: pause.path }),
+  };
+  // A child run's pause interrupts the root thread's run, its message naming the agents down to it.
+  const message = pause.path && pause.path.length > 0 ? `${pause.path.map((step) => step.name).join(' > ')}: ${pause.summary}` : pause.summary;
   if (pause.phase === 'after_tools') {
     return [
       {
         id: pause.pause_id,
         reason: AFTER_TOOLS_REASON,
-        message: pause.summary,
+        message,
         expiresAt,
         responseSchema: { type: 'object', properties: { results: { type: 'object', additionalProperties: true } }, additionalProperties: false },
         metadata: { stepwise },
@@ -31,12 +39,12 @@ export function interruptsOf(pause: PauseInfo, parametersOf: (name: string) => R
   return pause.tool_calls.map((call) => {
     const metadata = { stepwise: { ...stepwise, tool_name: call.name, input: call.input, ...(call.breakpoint ? { breakpoint: true } : {}) } };
     // A question is answered, not approved (docs/ag-ui.md, Questions).
-    if (call.answer_schema !== undefined) return questionInterrupt(pause, call, { message: pause.summary, expiresAt, metadata });
+    if (call.answer_schema !== undefined) return questionInterrupt(pause, call, { message, expiresAt, metadata });
     return {
       id: `${pause.pause_id}:${call.id}`,
       reason: 'tool_call',
       toolCallId: call.id,
-      message: pause.summary,
+      message,
       expiresAt,
       responseSchema: {
         type: 'object',

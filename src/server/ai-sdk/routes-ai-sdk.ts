@@ -100,15 +100,18 @@ async function approvedRun(context: ServerContext, caller: Caller, convId: strin
 }
 
 function decisionOf(pause: PauseInfo, approvals: readonly Approval[]): ViewDecision {
-  const byCall = new Map(approvals.map((approval) => [approval.toolCallId, approval]));
-  const open = pause.tool_calls.filter((call) => byCall.get(call.id)?.approvalId !== `${pause.pause_id}:${call.id}`);
+  // By the call its approvalId names: a child run's call is `<inference_id>:<tool_call_id>` to the client (ui-chunks.ts).
+  const prefix = `${pause.pause_id}:`;
+  const callOf = (approval: Approval): string => (approval.approvalId.startsWith(prefix) ? approval.approvalId.slice(prefix.length) : '');
+  const byCall = new Map(approvals.map((approval) => [callOf(approval), approval]));
+  const open = pause.tool_calls.filter((call) => !byCall.has(call.id));
   if (pause.phase !== 'after_inference' || open.length > 0) {
     throw invalidResume(`the approvals must answer every call of pause ${pause.pause_id}; unanswered: ${open.map((call) => call.id).join(', ') || pause.phase}`);
   }
   const denied = approvals.filter((approval) => !approval.approved);
   if (denied.length === 0) return { action: 'continue' };
   const reasons = [...new Set(denied.flatMap((approval) => (approval.reason?.trim() ? [approval.reason.trim()] : [])))];
-  return { action: 'deny', tool_call_ids: denied.map((approval) => approval.toolCallId), ...(reasons.length > 0 ? { reason: reasons.join('; ') } : {}) };
+  return { action: 'deny', tool_call_ids: denied.map(callOf), ...(reasons.length > 0 ? { reason: reasons.join('; ') } : {}) };
 }
 
 const invalidResume = (message: string): HttpError => new HttpError(400, 'invalid_resume', message);

@@ -41,6 +41,9 @@ export function toUiChunks(config: UiChunksConfig = {}): OperatorFunction<Stepwi
 }
 
 function chunksOf(event: StepwiseEvent, open: Open, config: UiChunksConfig): UIMessageChunk[] {
+  // A child run's messages and calls are its own (docs/protocol.md, Agents inside agents): the chat shows the
+  // root's agent call and its result; only a child's pause reaches it, as approval requests.
+  if (event.depth !== undefined && event.type !== 'paused') return [];
   switch (event.type) {
     case 'inference-started':
       return [{ type: 'start-step' }];
@@ -96,6 +99,19 @@ function resultOf(toolCallId: string, result: unknown, error: string | undefined
  */
 function pauseChunks(pause: PauseInfo): UIMessageChunk[] {
   if (pause.phase === 'after_tools' || pause.kind === 'question') return [{ type: PAUSE_DATA_PART, id: pause.pause_id, data: pause }];
+  // A child run's calls (docs/protocol.md, Agents inside agents) are not in the chat yet: each comes as a tool part of
+  // its own, named `<inference_id>:<tool_call_id>` (call ids of different runs may be equal), before its approval,
+  // in a step of their own: the agent call waiting for its result is then not a call the chat must answer first.
+  if (pause.depth !== undefined) {
+    const nested = pause.tool_calls.flatMap((call): UIMessageChunk[] => {
+      const toolCallId = `${pause.inference_id}:${call.id}`;
+      return [
+        { type: 'tool-input-available', toolCallId, toolName: call.name, input: call.input ?? {} },
+        { type: 'tool-approval-request', approvalId: `${pause.pause_id}:${call.id}`, toolCallId },
+      ];
+    });
+    return [{ type: 'start-step' }, ...nested];
+  }
   return pause.tool_calls.map((call) => ({ type: 'tool-approval-request', approvalId: `${pause.pause_id}:${call.id}`, toolCallId: call.id }));
 }
 

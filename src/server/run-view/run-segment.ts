@@ -24,8 +24,11 @@ export function committedEvents$(frames: FrameLog<LogFrame>, convId: string, sin
   );
 }
 
-/** A run's segment ends at its next pause (it waits there) or at its end. */
-export const isSegmentEnd = (event: StepwiseEvent): boolean => event.type === 'paused' || event.type === 'run-ended';
+/**
+ * A run's segment ends at its next pause (it waits there), a child run's included, or at its end; a child run's
+ * end is a step inside it (docs/protocol.md, Agents inside agents).
+ */
+export const isSegmentEnd = (event: StepwiseEvent): boolean => event.type === 'paused' || (event.type === 'run-ended' && event.depth === undefined);
 
 /**
  * One segment of a run, as the AG-UI and AI SDK views stream it: from the event that `startsAt`
