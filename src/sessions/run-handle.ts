@@ -20,13 +20,13 @@ export interface RunHandle {
   /** The result as a Promise; it rejects only on an internal bug (failures are a `status`). */
   result(): Promise<RunResult>;
   /**
-   * This run's events, in hub order: replayed from the run's start (as far as the conversation's buffer
-   * reaches), then live; completes after `run-ended`. Cold: each subscriber gets its own replay.
+   * This run's events and its child runs' (agent tools), in hub order: replayed from the run's start (as far as the
+   * conversation's buffer reaches), then live; completes after its own `run-ended`. Cold: each subscriber gets its own replay.
    */
   readonly events$: Observable<SequencedEvent>;
   /**
-   * This run's pauses that are still open when the subscriber learns of them (a pause already
-   * resolved before a late subscription is skipped); completes when the run ends.
+   * This run's pauses, its child runs' included, that are still open when the subscriber learns of them (a pause
+   * already resolved before a late subscription is skipped); completes when the run ends.
    */
   readonly pauses$: Observable<PauseInfo>;
   /** The run's next open pause; `undefined` when the run ends without pausing again. */
@@ -84,10 +84,19 @@ export class LoopRunHandle implements RunHandle {
     const { hub } = this.views;
     // Once the run is over its `run-ended` is already buffered (or the conversation was closed):
     // a snapshot then, so a late subscriber completes instead of waiting on a live stream forever.
-    return defer(() => (this.ending ? from(hub.buffered(this.conv_id, this.sinceSeq).frames) : hub.replay$(this.conv_id, this.sinceSeq))).pipe(
-      filter((frame) => frame.event.inference_id === this.inference_id),
-      takeWhile((frame) => frame.event.type !== 'run-ended', true),
-    );
+    return defer(() => {
+      // The run's own events and its child runs', at any depth (docs/protocol.md, Agents inside agents): a child
+      // starts after its parent, so its parent is known by then.
+      const tree = new Set([this.inference_id]);
+      const frames$ = this.ending ? from(hub.buffered(this.conv_id, this.sinceSeq).frames) : hub.replay$(this.conv_id, this.sinceSeq);
+      return frames$.pipe(
+        filter(({ event }) => {
+          if (event.type === 'run-started' && event.parent !== undefined && tree.has(event.parent.inference_id)) tree.add(event.inference_id);
+          return tree.has(event.inference_id);
+        }),
+        takeWhile(({ event }) => !(event.type === 'run-ended' && event.inference_id === this.inference_id), true),
+      );
+    });
   }
 
   get pauses$(): Observable<PauseInfo> {
@@ -95,7 +104,7 @@ export class LoopRunHandle implements RunHandle {
     return defer(() => {
       // The run's open pause from the controller first: a hibernated run's `paused` frame may have left
       // the conversation's buffer (docs/protocol.md, Durability), and its pause is still open.
-      const open = this.ending ? [] : controller.pending().filter((pause) => pause.inference_id === this.inference_id);
+      const open = this.ending ? [] : controller.pending().filter((pause) => (pause.path?.[0]?.inference_id ?? pause.inference_id) === this.inference_id);
       const known = new Set(open.map((pause) => pause.pause_id));
       const later = this.events$.pipe(
         filter(isPaused),
