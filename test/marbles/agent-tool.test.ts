@@ -159,6 +159,61 @@ describe('agent tools', () => {
     expect(seen.edited.find((event) => event.type === 'tool-result' && event.name === 'research')).toMatchObject({ result: 'found y' });
   }));
 
+  it('should run two agent calls of one answer in parallel, their children pausing and going on independently', marbles((m) => {
+    const tool = createVirtualTool();
+    const rt = createTestRuntime({
+      responses: [
+        { tool_calls: [{ id: 'r1', name: 'research', arguments: { prompt: 'one' } }, { id: 'r2', name: 'research', arguments: { prompt: 'two' } }] },
+        { text: 'done' },
+      ],
+      stepMode: true,
+      tool,
+      // Both children share the conversation's script: each takes the next response as it infers.
+      tools: [
+        tool,
+        researchAgent(
+          'inherit',
+          createScriptedEngine({ responses: [{ tool_calls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { tool_calls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }, { text: 'one' }, { text: 'two' }] }),
+        ),
+      ],
+    });
+    const pauses: PauseInfo[] = [];
+    rt.events$().subscribe((event) => {
+      if (event.type === 'paused') pauses.push(event.pause);
+    });
+    const box = startAt(m, 0, () => rt.session.start({ prompt: 'go' }).result$);
+    const { controller } = rt.sw;
+    // The root's pause; then both children wait at once, each answered on its own.
+    m.scheduler.schedule(() => controller.submit({ pause_id: (controller.pending(rt.session.session_id)[0] as PauseInfo).pause_id }), 1);
+    m.scheduler.schedule(() => {
+      const children = controller.pending(rt.session.session_id);
+      expect(children.map((pause) => pause.path?.[0]?.tool_call_id).sort()).toEqual(['r1', 'r2']);
+      const second = children.find((pause) => pause.path?.[0]?.tool_call_id === 'r2') as PauseInfo;
+      expect(controller.submit({ pause_id: second.pause_id }).ok).toBe(true);
+    }, 2);
+    m.scheduler.schedule(() => {
+      const [first] = controller.pending(rt.session.session_id);
+      expect(first?.path?.[0]?.tool_call_id).toBe('r1');
+      controller.submit({ pause_id: (first as PauseInfo).pause_id });
+    }, 3);
+    // Then every pause as it comes, however many wait at once.
+    for (let frame = 4; frame <= 20; frame += 1) {
+      m.scheduler.schedule(() => {
+        for (const pause of controller.pending(rt.session.session_id)) controller.submit({ pause_id: pause.pause_id });
+      }, frame);
+    }
+    m.flush();
+    expect(box.result?.status).toBe('completed');
+    expect(pauses.filter((pause) => pause.depth === 1).map((pause) => `${pause.phase}:${pause.path?.[0]?.tool_call_id}`).sort()).toEqual([
+      'after_inference:r1',
+      'after_inference:r2',
+      'after_tools:r1',
+      'after_tools:r2',
+    ]);
+    const results = box.result?.turn.blocks.filter((block) => block.kind === 'tool_use').map((block) => block.payload);
+    expect(results?.map((payload) => (payload as { id: string }).id)).toEqual(['r1', 'r2']);
+  }));
+
   it('should answer a call past the depth limit with an error and start no run', () => {
     const rt = runtime({ maxAgentDepth: 0 });
     const events: StepwiseEvent[] = [];
