@@ -64,6 +64,9 @@ const TARGETS: Readonly<Record<string, Target>> = {
   durable_step_limit: { describe: 'ratio ≤ 2', met: (e) => (e.ratio ?? Infinity) <= 2 },
   durable_step_limit_idempotent: { describe: 'ratio ≤ 2', met: (e) => (e.ratio ?? Infinity) <= 2 },
   durable_step_flat: { describe: 'ratio ≤ 1.2', met: (e) => (e.ratio ?? Infinity) <= 1.2 },
+  // Issue 37: a child run's step and resume against the same at the root.
+  nested_step: { describe: 'ratio ≤ 1.2', met: (e) => (e.ratio ?? Infinity) <= 1.2 },
+  nested_resume: { describe: 'ratio ≤ 1.3', met: (e) => (e.ratio ?? Infinity) <= 1.3 },
 };
 
 /** The wire cases live in bench/wire.ts, written separately; a missing file is skipped, not an error. */
@@ -117,7 +120,7 @@ async function main(): Promise<void> {
     await settle();
     return result;
   };
-  // `npm run bench -- loop resume` runs only the cases named (loop, resume, paused, store, restart, import, hibernate, durable,
+  // `npm run bench -- loop resume` runs only the cases named (loop, resume, nested, paused, store, restart, import, hibernate, durable,
   // durable-step, server-rss; no results.json).
   const only = process.argv.slice(2);
   const wanted = (name: string): boolean => only.length === 0 || only.includes(name);
@@ -130,6 +133,8 @@ async function main(): Promise<void> {
     const loopConfig = { sqlite: { stores, dataDir: join(dataRoot, 'loop') } };
     if (wanted('loop')) entries.push(...(await timed('loop', () => runLoopBenchmarks(lib, loopConfig))));
     if (wanted('resume')) entries.push(...(await timed('resume', () => runResumeBenchmarks(lib))));
+    // A child run at depth 1 against the root doing the same (bench/nested.ts).
+    if (wanted('nested')) entries.push(...(await timed('nested', async () => (await import('./nested.js')).runNestedBenchmarks(lib))));
     const withNotes = async (label: string, run: () => Promise<{ entries: BenchEntry[]; notes: string[] }>): Promise<void> => {
       if (!wanted(label)) return;
       const output = await timed(label, run);
