@@ -1,10 +1,9 @@
 import { Observable } from 'rxjs';
-import type { Block } from '../core/turns.js';
+import type { Block, ToolCall } from '../core/turns.js';
 import { eventFrom, type RunStatus } from '../streams/events.js';
 import type { AgentSpec, Tool } from '../tools/define-tool.js';
 import { createToolExecutor, type ChildRuns } from '../tools/tool-executor.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
-import type { ToolCall } from '../core/turns.js';
 import { createLoopState, registryOf, type LoopPorts, type LoopState, type RunContext, type RunTools } from './loop-state.js';
 
 /** How many levels of agents inside agents run at most, unless the loop is told otherwise. */
