@@ -87,6 +87,9 @@ export const engineOf = (ports: Pick<LoopPorts, 'engine'>, run: RunContext): Eng
 /** The registry that advertises and validates this run's tools. */
 export const registryOf = (ports: Pick<LoopPorts, 'registry'>, run: RunContext): ToolRegistry => run.tools?.registry ?? ports.registry;
 
+/** Whether step mode applies to this run: on for its session, and not switched off for it as a child (`stepMode: "off"`). */
+export const isStepping = (ports: Pick<LoopPorts, 'controller'>, run: RunContext): boolean => run.stepMode !== 'off' && ports.controller.isEnabled(run.session_id);
+
 /** The executor that runs this run's tools. */
 export const executorOf = (ports: Pick<LoopPorts, 'executor'>, run: RunContext): ToolExecutor => run.tools?.executor ?? ports.executor;
 

@@ -5,7 +5,7 @@ import type { PausePhase } from '../streams/events.js';
 import type { PauseChecks } from '../streams/controller-settings.js';
 import type { PauseDecision, ResultEdit } from '../streams/step-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { endWith, hasEnded, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
+import { endWith, hasEnded, isStepping, registryOf, withBlocks, withDecision, type LoopPorts, type LoopState } from './loop-state.js';
 import { grantedOr, type GrantPorts } from './grant-point.js';
 import { hasBreakpointTool, lastResults, pauseCalls, stepWants } from './pause-rules.js';
 
@@ -54,7 +54,7 @@ export function pauseAt(
   if (hasEnded(state)) return of(state);
   const { run } = state;
   const { controller } = ports;
-  const stepping = run.stepMode !== 'off' && controller.isEnabled(run.session_id);
+  const stepping = isStepping(ports, run);
   const registry = registryOf(ports, run);
   const calls = phase === 'after_inference' ? (pending ?? pendingToolCalls(state.blocks)) : NO_CALLS;
   if (phase === 'after_inference' && calls.length === 0) return of(state);

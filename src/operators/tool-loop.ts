@@ -3,7 +3,7 @@ import { pendingToolCalls, type ToolCall } from '../core/turns.js';
 import { childRunsOf, DEFAULT_MAX_AGENT_DEPTH } from './child-run.js';
 import { toolsPhase } from './execute-tools.js';
 import { endsWithRefusals, inferOnce } from './inference.js';
-import { endWith, hasEnded, registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState, type RunContext } from './loop-state.js';
+import { endWith, hasEnded, isStepping, registryOf, withNext, type LoopPhase, type LoopPorts, type LoopState } from './loop-state.js';
 import { pauseAt } from './pause-point.js';
 import { hasBreakpointTool } from './pause-rules.js';
 import { snapshotHook, type SnapshotHook } from './snapshot-hook.js';
@@ -142,5 +142,3 @@ const TRAMPOLINE_EVERY = 8;
 
 const isPausePhase = (phase: LoopPhase): phase is 'after_inference' | 'after_tools' => phase === 'after_inference' || phase === 'after_tools';
 
-/** Whether step mode applies to this run: on for its session, and not switched off for it as a child (`stepMode: "off"`). */
-export const isStepping = (ports: Pick<LoopPorts, 'controller'>, run: RunContext): boolean => run.stepMode !== 'off' && ports.controller.isEnabled(run.session_id);

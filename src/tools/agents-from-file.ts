@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../core/engine.js';
+import type { Engine, JsonSchema } from '../core/engine.js';
 import { createScriptedEngine, type Script } from '../engines/scripted.js';
 import { defineAgentTool } from './define-agent-tool.js';
 import type { Tool } from './define-tool.js';
@@ -39,7 +39,7 @@ export function agentFromFile(entry: AgentToolEntry, others: readonly Tool[]): T
   const tools = agent.tools?.map((tool) => others.find((candidate) => candidate.name === tool) ?? fail(`tools names "${tool}", not a tool or an earlier agent of this file`));
   if (agent.max_iterations !== undefined && !(Number.isInteger(agent.max_iterations) && agent.max_iterations >= 1)) fail('max_iterations must be an integer >= 1');
   if (agent.system !== undefined && typeof agent.system !== 'string') fail('system must be a string');
-  let engine;
+  let engine: Engine | undefined;
   try {
     engine = agent.script === undefined ? undefined : createScriptedEngine(agent.script);
   } catch (error) {
